@@ -1,0 +1,25 @@
+"""block-env: Block dominoes for reinforcement learning.
+
+``block_env.env(**config)`` gives the wrapped PettingZoo AEC env, ``block_env.raw_env`` the
+bare one. Heavy dependencies (torch, rendering libraries) are imported only when used.
+"""
+
+from block_env.config import BlockConfig
+from block_env.env import env, raw_env
+from block_env.observation import OBS_DIM, decode
+from block_env.tiles import NUM_ACTIONS, PASS, TILES
+
+__all__ = ["BlockConfig", "NUM_ACTIONS", "OBS_DIM", "PASS", "TILES", "decode", "env", "raw_env"]
+__version__ = "0.1.0"
+
+
+def _register() -> None:
+    try:
+        from pettingzoo import aec_registry, register
+    except ImportError:  # older PettingZoo without a registry
+        return
+    if "block_env/block-v0" not in aec_registry:
+        register("aec", "block_env/block-v0", entry_point="block_env.env:env")
+
+
+_register()

@@ -1,0 +1,313 @@
+"""The pure rules engine of Block: state in, state out, no I/O, randomness only from a
+generator the caller passes in.
+
+A ``State`` is an immutable snapshot of one match (its current hand included). The AEC
+environment, the agents and the tests all drive the game through the functions here:
+``new_match`` / ``start_hand`` / ``next_hand`` to deal, ``legal_actions`` to list the
+moves, ``apply_action`` to play one. Tile sets are 28-bit int masks (see ``tiles``).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from block_env.config import BlockConfig
+from block_env.tiles import (
+    DOUBLES_MASK,
+    NUM_ACTIONS,
+    NUM_TILES,
+    PASS,
+    PIPS,
+    TILES,
+    TILES_WITH_VALUE,
+    describe_action,
+    iter_tiles,
+    mask_of,
+    other_half,
+    pip_total,
+)
+
+EMPTY = -1  # value of both ends while the line is empty
+
+
+class HandResult(NamedTuple):
+    """How a hand ended. ``points`` is indexed by seat (both partners show the team's points)."""
+
+    winner: int | None  # seat that dominoed or won the block; None on a tied block
+    blocked: bool
+    pips: tuple[int, ...]  # pips left in each seat's hand
+    points: tuple[int, ...]  # raw points scored this hand, by seat
+
+
+class State(NamedTuple):
+    """One match position. Public fields are the line, ends, counts, voids and scores;
+    ``hands`` is private to each seat (the observation module enforces that)."""
+
+    hands: tuple[int, ...]  # tile mask per seat
+    played: int  # mask of the tiles on the line
+    line: tuple[tuple[int, int], ...]  # (tile, end) in play order; the opening has end 0
+    left: int  # value of the left open end, EMPTY before the opening
+    right: int
+    current: int  # seat to act
+    leader: int  # seat that leads this hand
+    voids: tuple[int, ...]  # per seat, 7-bit mask of values shown lacking by passing
+    scores: tuple[int, ...]  # match scores by seat
+    opening_tile: int  # tile the opening must be (highest_double), or -1 for any tile
+    hand_number: int  # 0 for the first hand of the match
+    result: HandResult | None  # set on the state that ends a hand
+    episode_over: bool  # the hand ended and the episode (match or single hand) is over
+    winners: tuple[int, ...]  # seats that won the episode; empty while running or on a draw
+
+
+def deal(config: BlockConfig, rng: np.random.Generator) -> tuple[int, ...]:
+    """Shuffle the 28 tiles and deal ``hand_size`` to each seat; the rest are out of play."""
+    order = rng.permutation(NUM_TILES)
+    k = config.hand_size
+    return tuple(mask_of(order[s * k : (s + 1) * k].tolist()) for s in range(config.num_players))
+
+
+def opening_for(hands: tuple[int, ...]) -> tuple[int, int]:
+    """(seat, tile) that opens under ``opener='highest_double'``: the highest double dealt,
+    else the heaviest tile (ties between equal pip sums go to the tile with the higher top)."""
+    dealt = 0
+    for h in hands:
+        dealt |= h
+    doubles = dealt & DOUBLES_MASK
+    if doubles:
+        tile = doubles.bit_length() - 1  # doubles are ordered by value in the tile index
+    else:
+        tile = max(iter_tiles(dealt), key=lambda t: (PIPS[t], TILES[t][1]))
+    seat = next(s for s, h in enumerate(hands) if h >> tile & 1)
+    return seat, tile
+
+
+def start_hand(
+    config: BlockConfig,
+    hands: tuple[int, ...],
+    leader: int,
+    scores: tuple[int, ...],
+    hand_number: int = 0,
+) -> State:
+    """The state before the opening of a hand with the given deal."""
+    opening_tile = -1
+    if config.opener == "highest_double":
+        leader, opening_tile = opening_for(hands)
+    n = config.num_players
+    return State(
+        hands=tuple(hands),
+        played=0,
+        line=(),
+        left=EMPTY,
+        right=EMPTY,
+        current=leader,
+        leader=leader,
+        voids=(0,) * n,
+        scores=tuple(scores),
+        opening_tile=opening_tile,
+        hand_number=hand_number,
+        result=None,
+        episode_over=False,
+        winners=(),
+    )
+
+
+def new_match(
+    config: BlockConfig,
+    rng: np.random.Generator,
+    hands: tuple[int, ...] | None = None,
+    leader: int | None = None,
+    scores: tuple[int, ...] | None = None,
+) -> State:
+    """First hand of a match: the fair lot for the leader is drawn first, then the deal;
+    both draws always happen so a seed maps to the same stream whatever is overridden."""
+    lot = int(rng.integers(config.num_players))
+    dealt = deal(config, rng)
+    return start_hand(
+        config,
+        dealt if hands is None else hands,
+        lot if leader is None else leader,
+        (0,) * config.num_players if scores is None else scores,
+    )
+
+
+def next_hand(config: BlockConfig, state: State, rng: np.random.Generator) -> State:
+    """Redeal after a finished hand; the lead moves one seat clockwise."""
+    if state.result is None or state.episode_over:
+        raise ValueError("next_hand needs a state whose hand is over and whose match goes on")
+    return start_hand(
+        config,
+        deal(config, rng),
+        (state.leader + 1) % config.num_players,
+        state.scores,
+        state.hand_number + 1,
+    )
+
+
+def legal_actions(state: State) -> tuple[int, ...]:
+    """Sorted legal action ids for the seat to act: every placement that fits on either
+    end (both ends when both show the value), or only PASS when nothing fits; () when the
+    hand is over."""
+    if state.result is not None:
+        return ()
+    hand = state.hands[state.current]
+    if state.left == EMPTY:
+        if state.opening_tile >= 0:
+            return (2 * state.opening_tile,)
+        return tuple(2 * t for t in iter_tiles(hand))
+    on_left = hand & TILES_WITH_VALUE[state.left]
+    on_right = hand & TILES_WITH_VALUE[state.right]
+    if not (on_left | on_right):
+        return (PASS,)
+    actions = []
+    for t in iter_tiles(on_left | on_right):
+        if on_left >> t & 1:
+            actions.append(2 * t)
+        if on_right >> t & 1:
+            actions.append(2 * t + 1)
+    return tuple(actions)
+
+
+def legal_mask(state: State) -> np.ndarray:
+    """The legal actions as an int8 vector of length 57 (the PettingZoo action mask)."""
+    mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
+    mask[list(legal_actions(state))] = 1
+    return mask
+
+
+def apply_action(config: BlockConfig, state: State, action: int) -> State:
+    """The state after the seat to act plays ``action``. ValueError (state untouched) if the
+    action is not legal. On the action that ends the hand, ``result`` is set; the next hand
+    is dealt by ``next_hand`` so that this function needs no randomness."""
+    legal = legal_actions(state)
+    if action not in legal:
+        raise ValueError(_illegal_message(state, action, legal))
+    return _apply_legal(config, state, int(action))
+
+
+def _apply_legal(config: BlockConfig, state: State, action: int) -> State:
+    seat = state.current
+    n = config.num_players
+    if action == PASS:
+        voids = list(state.voids)
+        voids[seat] |= (1 << state.left) | (1 << state.right)
+        return state._replace(current=(seat + 1) % n, voids=tuple(voids))
+
+    tile, end = divmod(action, 2)
+    a, b = TILES[tile]
+    if state.left == EMPTY:
+        left, right = a, b
+        end = 0
+    elif end == 0:
+        left, right = other_half(tile, state.left), state.right
+    else:
+        left, right = state.left, other_half(tile, state.right)
+    hands = list(state.hands)
+    hands[seat] &= ~(1 << tile)
+    hands = tuple(hands)
+    after = state._replace(
+        hands=hands,
+        played=state.played | (1 << tile),
+        line=(*state.line, (tile, end)),
+        left=left,
+        right=right,
+        current=(seat + 1) % n,
+    )
+    if hands[seat] == 0:
+        return _end_hand(config, after, domino_seat=seat)
+    open_values = TILES_WITH_VALUE[left] | TILES_WITH_VALUE[right]
+    if not any(h & open_values for h in hands):
+        return _end_hand(config, after, domino_seat=None)
+    return after
+
+
+def score_hand(config: BlockConfig, hands: tuple[int, ...], domino_seat: int | None) -> HandResult:
+    """Score a finished hand from the tiles left in hand. Domino: the winner's side scores
+    the pips left in the opposing hands. Blocked: the strictly lowest side scores the other
+    sides' totals minus its own total once; a tied lowest total scores nothing."""
+    pips = tuple(pip_total(h) for h in hands)
+    teams = config.teams
+    team_ids = sorted(set(teams))
+    team_pips = {t: sum(p for p, tt in zip(pips, teams) if tt == t) for t in team_ids}
+    if domino_seat is not None:
+        win_team = teams[domino_seat]
+        gained = sum(v for t, v in team_pips.items() if t != win_team)
+        winner: int | None = domino_seat
+    else:
+        lowest = min(team_pips.values())
+        lowest_teams = [t for t, v in team_pips.items() if v == lowest]
+        if len(lowest_teams) > 1:
+            return HandResult(None, True, pips, (0,) * len(hands))
+        win_team = lowest_teams[0]
+        gained = sum(v for t, v in team_pips.items() if t != win_team) - lowest
+        winner = teams.index(win_team)
+    points = tuple(gained if t == win_team else 0 for t in teams)
+    return HandResult(winner, domino_seat is None, pips, points)
+
+
+def match_winners(config: BlockConfig, scores: tuple[int, ...]) -> tuple[bool, tuple[int, ...]]:
+    """(over, winning seats) once the scores are final for a hand: over when some seat has
+    reached the target; winners are the seats of the side with the highest such score, or
+    empty when sides from different teams tie on it (a draw)."""
+    reached = [s for s, v in enumerate(scores) if v >= config.target]
+    if not reached:
+        return False, ()
+    top = max(scores[s] for s in reached)
+    top_teams = {config.teams[s] for s in reached if scores[s] == top}
+    if len(top_teams) > 1:
+        return True, ()
+    (team,) = top_teams
+    return True, tuple(s for s, t in enumerate(config.teams) if t == team)
+
+
+def _end_hand(config: BlockConfig, state: State, domino_seat: int | None) -> State:
+    result = score_hand(config, state.hands, domino_seat)
+    # In partnership both partners carry the team's points, so their scores stay equal.
+    scores = tuple(s + p for s, p in zip(state.scores, result.points))
+    if config.episode == "hand":
+        over = True
+        winners = () if result.winner is None else _team_seats(config, result.winner)
+    else:
+        over, winners = match_winners(config, scores)
+    return state._replace(result=result, scores=scores, episode_over=over, winners=winners)
+
+
+def _team_seats(config: BlockConfig, seat: int) -> tuple[int, ...]:
+    team = config.teams[seat]
+    return tuple(s for s, t in enumerate(config.teams) if t == team)
+
+
+def hand_rewards(config: BlockConfig, state: State) -> tuple[float, ...]:
+    """Rewards by seat on the step that produced ``state`` (all zero unless a hand ended)."""
+    n = config.num_players
+    result = state.result
+    if result is None:
+        return (0.0,) * n
+    if config.reward == "points":
+        return tuple(float(p) for p in result.points)
+    if config.reward == "zero_sum":
+        return _spread(config, result.winner, float(max(result.points)))
+    # "win": only when the episode ends, +1 to the winning side
+    if not state.episode_over or not state.winners:
+        return (0.0,) * n
+    return _spread(config, state.winners[0], 1.0)
+
+
+def _spread(config: BlockConfig, winner: int | None, amount: float) -> tuple[float, ...]:
+    """+amount to the winner's side, the opposite split evenly over the other side(s)."""
+    n = config.num_players
+    if winner is None or amount == 0.0:
+        return (0.0,) * n
+    teams = config.teams
+    if config.partnership:
+        return tuple(amount if t == teams[winner] else -amount for t in teams)
+    loss = -amount / (n - 1)
+    return tuple(amount if s == winner else loss for s in range(n))
+
+
+def _illegal_message(state: State, action: object, legal: tuple[int, ...]) -> str:
+    if state.result is not None:
+        return f"action {action!r} is not allowed: the hand is over"
+    names = ", ".join(f"{a} ({describe_action(a)})" for a in legal)
+    return f"action {action!r} is not legal for seat {state.current}; legal actions: {names}"
