@@ -1,0 +1,131 @@
+"""Property tests over many random games, for every player count and variant, against
+independent naive re-implementations written here from RULES.md."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from helpers import CONFIGS, config_id
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import block_env
+from block_env.tiles import PASS, TILES
+
+GAMES_PER_CONFIG = 200
+
+
+def tiles_of(mask: int) -> set[int]:
+    return {i for i in range(28) if mask >> i & 1}
+
+
+def naive_legal(hand: set[int], left: int, right: int, forced: int) -> set[int]:
+    if left < 0:
+        return {2 * forced} if forced >= 0 else {2 * t for t in hand}
+    acts = {2 * t for t in hand if left in TILES[t]} | {2 * t + 1 for t in hand if right in TILES[t]}
+    return acts or {PASS}
+
+
+def can_place(hand: set[int], left: int, right: int) -> bool:
+    return any(left in TILES[t] or right in TILES[t] for t in hand)
+
+
+def naive_points(cfg, hands: list[set[int]], domino_seat: int | None) -> list[int]:
+    pips = [sum(sum(TILES[t]) for t in h) for h in hands]
+    n = cfg.num_players
+    side = [s % 2 for s in range(n)] if cfg.partnership else list(range(n))
+    totals: dict[int, int] = {}
+    for s in range(n):
+        totals[side[s]] = totals.get(side[s], 0) + pips[s]
+    if domino_seat is not None:
+        win = side[domino_seat]
+        gain = sum(v for k, v in totals.items() if k != win)
+    else:
+        low = min(totals.values())
+        if list(totals.values()).count(low) > 1:
+            return [0] * n
+        win = next(k for k, v in totals.items() if v == low)
+        gain = sum(v for k, v in totals.items() if k != win) - low
+    return [gain if side[s] == win else 0 for s in range(n)]
+
+
+def check_episode(cfg_kwargs: dict, seed: int) -> int:
+    """Play one random episode, checking every rule after every step; returns hands played."""
+    env = block_env.raw_env(**cfg_kwargs)
+    cfg = env.config
+    n = cfg.num_players
+    env.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    out_of_play = 28 - n * cfg.hand_size
+    hands_played = 0
+    while not env.game.episode_over:
+        game = env.game
+        seat = game.current
+        assert env.agent_selection == f"player_{seat}"
+        hands = [tiles_of(h) for h in game.hands]
+        line = tiles_of(game.played)
+        # the 28 tiles are always accounted for: hands, line and out of play are disjoint
+        assert sum(len(h) for h in hands) + len(line) + out_of_play == 28
+        assert len(set().union(*hands, line)) == 28 - out_of_play
+        assert len(line) == len(game.line)
+        mask = env.observe(f"player_{seat}")["action_mask"]
+        legal = set(np.flatnonzero(mask))
+        assert legal == naive_legal(hands[seat], game.left, game.right, game.opening_tile)
+        if game.left >= 0:
+            assert (legal == {PASS}) == (not can_place(hands[seat], game.left, game.right))
+        action = int(list(legal)[rng.integers(len(legal))])
+        scores_before = list(game.scores)
+        env.step(action)
+        ended = "hand_result" in env.infos[f"player_{seat}"]
+        if action == PASS:
+            assert not ended
+            continue
+        after_hands = [set(h) for h in hands]
+        after_hands[seat].discard(action // 2)
+        tile = TILES[action // 2]
+        if game.left < 0:
+            left, right = tile
+        elif action % 2 == 0:
+            left, right = (tile[1] if tile[0] == game.left else tile[0]), game.right
+        else:
+            left, right = game.left, (tile[1] if tile[0] == game.right else tile[0])
+        domino = not after_hands[seat]
+        blocked = not domino and not any(can_place(h, left, right) for h in after_hands)
+        assert ended == (domino or blocked)
+        if not ended:
+            assert (env.game.left, env.game.right) == (left, right)
+            continue
+        hands_played += 1
+        result = env.infos["player_0"]["hand_result"]
+        assert all(env.infos[a]["hand_result"] == result for a in env.possible_agents)
+        assert result["blocked"] == blocked
+        points = naive_points(cfg, after_hands, seat if domino else None)
+        assert result["points"] == points
+        scores = env.scores
+        assert scores == [s + p for s, p in zip(scores_before, points)]
+        assert all(a >= b for a, b in zip(scores, scores_before))  # never decreases
+        reached = max(scores) >= cfg.target
+        if cfg.episode == "match":
+            assert env.game.episode_over == reached
+        else:
+            assert env.game.episode_over
+        if not env.game.episode_over:
+            assert env.game.hand_number == game.hand_number + 1
+            if cfg.opener == "rotate":
+                assert env.game.leader == (game.leader + 1) % n
+            assert env.agent_selection == f"player_{env.game.leader}"
+    assert all(env.terminations.values())
+    assert hands_played >= 1
+    return hands_played
+
+
+@pytest.mark.parametrize("cfg", CONFIGS, ids=config_id)
+def test_random_games_follow_the_rules(cfg):
+    hands = sum(check_episode(cfg, seed) for seed in range(GAMES_PER_CONFIG))
+    assert hands >= GAMES_PER_CONFIG
+
+
+@settings(max_examples=150, deadline=None, derandomize=True)
+@given(cfg=st.sampled_from(CONFIGS), seed=st.integers(0, 2**32 - 1))
+def test_random_games_follow_the_rules_hypothesis(cfg, seed):
+    check_episode(cfg, seed)
