@@ -34,7 +34,7 @@ import numpy as np
 
 from block_env.config import BlockConfig
 from block_env.rules import EMPTY, State
-from block_env.tiles import NUM_TILES
+from block_env.tiles import NUM_TILES, TILES
 
 MAX_SEATS = 4
 FIELDS: dict[str, slice] = {}
@@ -121,8 +121,6 @@ def encode(config: BlockConfig, state: State, seat: int) -> np.ndarray:
 def decode(obs: np.ndarray) -> dict[str, object]:
     """Readable view of one observation vector: tiles as lists of (a, b), ends as values
     (None when the line is empty), per-seat fields as lists by relative seat."""
-    from block_env.tiles import TILES
-
     obs = np.asarray(obs)
     if obs.shape != (OBS_DIM,):
         raise ValueError(f"expected an observation of shape ({OBS_DIM},), got {obs.shape}")

@@ -8,13 +8,12 @@ import warnings
 
 import numpy as np
 import pytest
+from helpers import CONFIGS, config_id
 from pettingzoo.test import api_test, seed_test
 
 import block_env
 from block_env.observation import OBS_DIM
 from block_env.tiles import NUM_ACTIONS, PASS
-
-from helpers import CONFIGS, config_id
 
 KNOWN_WARNINGS = (
     "Observation is not a NumPy array",
@@ -96,11 +95,21 @@ def test_masks_zero_off_turn_and_after_the_end(config):
         env.step(int(legal[rng.integers(legal.size)]))
 
 
-@pytest.mark.parametrize("cfg", [{"num_players": 5}, {"num_players": 1},
-                                 {"num_players": 3, "partnership": True},
-                                 {"opener": "biggest"}, {"episode": "set"}, {"reward": "elo"},
-                                 {"target_score": 0}, {"target_score": "100"},
-                                 {"render_mode": "gui"}, {"lang": "fr"}])
+@pytest.mark.parametrize(
+    "cfg",
+    [
+        {"num_players": 5},
+        {"num_players": 1},
+        {"num_players": 3, "partnership": True},
+        {"opener": "biggest"},
+        {"episode": "set"},
+        {"reward": "elo"},
+        {"target_score": 0},
+        {"target_score": "100"},
+        {"render_mode": "gui"},
+        {"lang": "fr"},
+    ],
+)
 def test_invalid_config_raises_naming_the_value(cfg):
     key, value = next(iter(cfg.items()))
     with pytest.raises(ValueError, match=repr(value).replace("(", r"\(")):
@@ -138,8 +147,14 @@ def test_unknown_option_keys_are_ignored():
 
 def test_options_set_up_the_position():
     env = block_env.raw_env(num_players=3)
-    env.reset(seed=0, options={"hands": [[(0, 0)], [(1, 1), (1, 2)], [(6, 6)]], "leader": 2,
-                               "scores": [10, 20, 30]})
+    env.reset(
+        seed=0,
+        options={
+            "hands": [[(0, 0)], [(1, 1), (1, 2)], [(6, 6)]],
+            "leader": 2,
+            "scores": [10, 20, 30],
+        },
+    )
     assert env.agent_selection == "player_2"
     assert env.scores == [10, 20, 30]
     assert block_env.decode(env.observe("player_1")["observation"])["hand"] == [(1, 1), (1, 2)]

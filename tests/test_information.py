@@ -103,8 +103,10 @@ def test_observation_holds_only_own_hand_and_public_counts():
 
 def test_voids_are_public_and_seat_relative():
     env = block_env.raw_env(num_players=3, episode="hand")
-    env.reset(seed=0, options={"hands": [[(1, 4), (1, 5)], [(0, 2), (3, 3)], [(4, 6), (0, 1)]],
-                               "leader": 0})
+    env.reset(
+        seed=0,
+        options={"hands": [[(1, 4), (1, 5)], [(0, 2), (3, 3)], [(4, 6), (0, 1)]], "leader": 0},
+    )
     env.step(2 * 10)  # seat 0 opens [1|4]; seat 1 holds no 1 and no 4
     env.step(56)
     for observer in range(3):
@@ -140,8 +142,9 @@ def test_same_seed_same_trajectory_in_fresh_processes():
     digests = set()
     for hash_seed in ("0", "12345"):
         env = {**os.environ, "PYTHONHASHSEED": hash_seed}
-        out = subprocess.run([sys.executable, "-c", SCRIPT], env=env, capture_output=True,
-                             text=True, check=True)
+        out = subprocess.run(
+            [sys.executable, "-c", SCRIPT], env=env, capture_output=True, text=True, check=True
+        )
         digests.add(out.stdout.strip())
     assert len(digests) == 1
     assert len(next(iter(digests))) == 64

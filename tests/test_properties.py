@@ -22,8 +22,9 @@ def tiles_of(mask: int) -> set[int]:
 def naive_legal(hand: set[int], left: int, right: int, forced: int) -> set[int]:
     if left < 0:
         return {2 * forced} if forced >= 0 else {2 * t for t in hand}
-    acts = {2 * t for t in hand if left in TILES[t]} | {2 * t + 1 for t in hand if right in TILES[t]}
-    return acts or {PASS}
+    on_left = {2 * t for t in hand if left in TILES[t]}
+    on_right = {2 * t + 1 for t in hand if right in TILES[t]}
+    return (on_left | on_right) or {PASS}
 
 
 def can_place(hand: set[int], left: int, right: int) -> bool:

@@ -80,8 +80,9 @@ def test_partnership_scores_as_teams():
 
 def test_points_are_raw_and_match_keeps_points_past_target():
     env = block_env.raw_env(num_players=2)
-    env.reset(seed=0, options={"hands": [[(1, 2)], [(2, 3), (6, 6)]], "leader": 0,
-                               "scores": [95, 40]})
+    env.reset(
+        seed=0, options={"hands": [[(1, 2)], [(2, 3), (6, 6)]], "leader": 0, "scores": [95, 40]}
+    )
     env.step(act(1, 2))
     assert env.scores == [95 + 17, 40]  # 17 raw points, not rounded to a multiple of 5
     info = env.infos["player_1"]
@@ -104,8 +105,7 @@ def test_empty_line_allows_any_tile_on_left_only_and_sets_ends():
 
 def test_double_keeps_end_value_and_never_branches():
     env = block_env.raw_env()
-    env.reset(seed=0, options={"hands": [[(1, 4), (4, 4), (0, 0)], [(1, 1), (0, 1)]],
-                               "leader": 0})
+    env.reset(seed=0, options={"hands": [[(1, 4), (4, 4), (0, 0)], [(1, 1), (0, 1)]], "leader": 0})
     env.step(act(1, 4))
     env.step(act(1, 1, 0))
     assert (env.game.left, env.game.right) == (1, 4)
@@ -124,8 +124,9 @@ def test_same_value_on_both_ends_gives_two_actions():
 
 def test_must_play_if_able_and_pass_only_when_nothing_fits():
     env = block_env.raw_env()
-    env.reset(seed=0, options={"hands": [[(1, 4), (5, 6), (1, 3)], [(0, 2), (3, 6), (4, 6)]],
-                               "leader": 0})
+    env.reset(
+        seed=0, options={"hands": [[(1, 4), (5, 6), (1, 3)], [(0, 2), (3, 6), (4, 6)]], "leader": 0}
+    )
     env.step(act(1, 4))
     legal = set(np.flatnonzero(env.observe("player_1")["action_mask"]))
     assert legal == {act(4, 6, 1)}  # no pass while a tile fits
@@ -157,8 +158,9 @@ def test_domino_takes_precedence_over_block():
 def test_lead_rotates_after_a_tied_block():
     env = block_env.raw_env(num_players=3)
     # [3|3] opens; nobody can follow; totals 3, 3, 8: tied lowest, no points.
-    env.reset(seed=0, options={"hands": [[(3, 3), (0, 1), (0, 2)], [(1, 2)], [(2, 6)]],
-                               "leader": 0})
+    env.reset(
+        seed=0, options={"hands": [[(3, 3), (0, 1), (0, 2)], [(1, 2)], [(2, 6)]], "leader": 0}
+    )
     env.step(act(3, 3))
     assert env.infos["player_0"]["hand_result"]["winner"] is None
     assert env.scores == [0, 0, 0]
@@ -237,8 +239,10 @@ def test_win_reward_in_hand_episode_means_winning_the_hand():
 
 def test_partnership_rewards_per_member():
     env = block_env.raw_env(num_players=4, partnership=True, episode="hand")
-    env.reset(seed=0, options={"hands": [[(0, 0), (1, 1)], [(0, 4), (5, 5)], [(0, 3)], [(2, 4)]],
-                               "leader": 0})
+    env.reset(
+        seed=0,
+        options={"hands": [[(0, 0), (1, 1)], [(0, 4), (5, 5)], [(0, 3)], [(2, 4)]], "leader": 0},
+    )
     env.step(act(0, 0))
     env.step(act(0, 4, 0))  # ends 4 and 0
     env.step(act(0, 3, 1))  # seat 2 dominoes: its team scores seat 1's 10 + seat 3's 6
