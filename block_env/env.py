@@ -107,6 +107,7 @@ class raw_env(AECEnv, EzPickle):
         self.state_space = spaces.Box(STATE_LOW, STATE_HIGH, STATE_LOW.shape, np.float32)
         self.np_random, _ = seeding.np_random(None)
         self.game: State | None = None
+        self.last_hand: State | None = None  # the last finished hand, for rendering
         self._obs_cache: dict[int, dict[str, np.ndarray]] = {}
 
     def observation_space(self, agent: str) -> spaces.Space:
@@ -136,6 +137,7 @@ class raw_env(AECEnv, EzPickle):
         self.infos = {a: {} for a in self.agents}
         self.agent_selection = self.possible_agents[self.game.current]
         self._obs_cache = {}
+        self.last_hand = None
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         seat = self._seat[agent]
@@ -217,7 +219,8 @@ class raw_env(AECEnv, EzPickle):
         if self.render_mode == "rgb_array":
             return rendering.render_rgb(game)
         viewer = self._seat.get(self.agent_selection, game.current)
-        text = rendering.render_text(self.config, game, viewer, self.lang)
+        last = None if self.last_hand is None else self.last_hand.result
+        text = rendering.render_text(self.config, game, viewer, self.lang, last_result=last)
         if self.render_mode == "human":
             print(text)
             return None
