@@ -1,0 +1,709 @@
+"""Duplicate-deal evaluation of Block agents, and a round-robin strength ladder.
+
+Why duplicate deals: who leads decides most hands (with open hands the leader wins about
+79% of deals), so comparing agents on independent random deals is mostly noise. Here every
+deal (fixed by its seed: ``env.reset(seed)`` draws the lot, then the deal) is replayed once
+per seat rotation, so each agent plays every seat's hand of that deal, leader included. The
+confidence intervals are computed over deals from the per-deal totals (a paired design),
+which removes the deal-to-deal variance from the comparison.
+
+Reported per agent (95% CIs, normal approximation over deals):
+
+* ``margin``: zero-sum points per hand for each seat it plays (at each hand's end the scorer
+  gets +points and every other player -points/(n-1); partners share their team's points);
+* ``hand_win``: share of its seat-hands won (a tied block is won by nobody);
+* ``match_win`` (``episode="match"`` only): share of its seat-matches won (a draw is no win).
+
+Agents are objects with ``act(observation) -> int`` or specs: a registered name
+(``"greedy"``), a name with keyword arguments (``"pimc:worlds=20"``), an alias
+(``"pimc-20"``), or a trained policy for ``agents.load`` (``"block-2p"``, a ``.pt`` path).
+Factories that accept ``env`` get the evaluation's raw env (oracle agents read its
+privileged state); factories that accept ``seed`` get a fixed seed, so runs repeat.
+
+Command line::
+
+    python -m block_env.evaluate rules greedy --hands 2000 --players 2 --json out.json
+    python -m block_env.evaluate --ladder --hands 400
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import inspect
+import json
+import math
+import sys
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+from block_env.config import BlockConfig
+
+Z95 = 1.959963984540054  # two-sided 95% normal quantile
+ALIASES: dict[str, str] = {"pimc-20": "pimc:worlds=20", "pimc-100": "pimc:worlds=100"}
+LADDER_AGENTS: tuple[str, ...] = (
+    "random",
+    "greedy",
+    "rules",
+    "pimc-20",
+    "pimc-100",
+    "block-{n}p",
+    "omniscient",
+)
+
+AgentSpec = Any  # an object with act(observation) -> int, or a spec string
+
+
+# ----------------------------------------------------------------------------- agents
+
+
+def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
+    """``"name:key=value,key=value"`` -> (name, kwargs); aliases such as ``"pimc-20"`` are
+    expanded first. Values are Python literals where they parse, strings otherwise."""
+    spec = ALIASES.get(spec, spec)
+    name, _, rest = spec.partition(":")
+    kwargs: dict[str, Any] = {}
+    if not rest:
+        return name, kwargs
+    for item in rest.split(","):
+        key, eq, raw = item.partition("=")
+        if not eq or not key.strip():
+            raise ValueError(f"agent spec {spec!r}: {item!r} is not key=value")
+        try:
+            value: Any = ast.literal_eval(raw.strip())
+        except (ValueError, SyntaxError):
+            value = raw.strip()
+        kwargs[key.strip()] = value
+    return name, kwargs
+
+
+def build_agent(spec: AgentSpec, env: Any = None, seed: int | None = None) -> Any:
+    """An agent from a spec (see the module docstring); objects with ``act`` pass through.
+    Raises ValueError naming the spec when it cannot be built."""
+    if hasattr(spec, "act"):
+        return spec
+    if not isinstance(spec, str):
+        raise ValueError(f"agent {spec!r} is neither an object with act() nor a spec string")
+    import agents
+
+    name, kwargs = parse_spec(spec)
+    if name in agents.REGISTRY:
+        module, factory = agents.REGISTRY[name].split(":")
+        from importlib import import_module
+
+        try:
+            fn = getattr(import_module(module), factory)
+        except (ImportError, AttributeError) as exc:
+            raise ValueError(f"agent {spec!r} cannot be built: {exc}") from exc
+        params = _accepted_params(fn)
+        if "env" in params and env is not None:
+            kwargs.setdefault("env", env)
+        if "seed" in params and seed is not None:
+            kwargs.setdefault("seed", seed)
+        try:
+            return fn(**kwargs)
+        except TypeError as exc:
+            raise ValueError(f"agent {spec!r} cannot be built: {exc}") from exc
+    load = getattr(agents, "load", None)
+    if load is None:
+        raise ValueError(
+            f"unknown agent {spec!r}: use one of {', '.join(sorted(agents.REGISTRY))} "
+            "or a trained policy name/path"
+        )
+    try:
+        return load(name, **kwargs)
+    except (FileNotFoundError, ValueError) as exc:
+        raise ValueError(
+            f"agent {spec!r} cannot be built: {exc} (registered agents: "
+            f"{', '.join(sorted(agents.REGISTRY))})"
+        ) from exc
+
+
+def _accepted_params(fn: Callable[..., Any]) -> set[str]:
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return set()
+    if any(p.kind is p.VAR_KEYWORD for p in sig.parameters.values()):
+        return {"env", "seed"}
+    return set(sig.parameters)
+
+
+def agent_label(spec: AgentSpec) -> str:
+    """Display name: the spec string, or the object's ``name`` attribute / class name."""
+    if isinstance(spec, str):
+        return spec
+    return str(getattr(spec, "name", None) or type(spec).__name__)
+
+
+def _unique(labels: list[str]) -> list[str]:
+    seen: dict[str, int] = {}
+    out = []
+    for label in labels:
+        seen[label] = seen.get(label, 0) + 1
+        out.append(label if seen[label] == 1 else f"{label}#{seen[label]}")
+    return out
+
+
+def default_lineup(num_agents: int, config: BlockConfig) -> list[int]:
+    """Agent index at each seat before rotation. As many agents as seats: one each. One
+    agent: self-play. Partnership with two agents: teams (A, B, A, B). Otherwise the first
+    agent takes seat 0 and the others fill the remaining seats in turn (one against the
+    field, e.g. A, B, B for two agents and three players)."""
+    n = config.num_players
+    if num_agents < 1:
+        raise ValueError("evaluate needs at least one agent")
+    if num_agents > n:
+        raise ValueError(f"{num_agents} agents given for a {n}-player game: give at most {n}")
+    if num_agents == n:
+        return list(range(n))
+    if config.partnership and num_agents == 2:
+        return [0, 1, 0, 1]
+    if num_agents == 1:
+        return [0] * n
+    return [0] + [1 + (s % (num_agents - 1)) for s in range(n - 1)]
+
+
+# ----------------------------------------------------------------------------- statistics
+
+
+@dataclass
+class Estimate:
+    """A ratio of totals over deals with its 95% CI (``lo``/``hi`` are NaN for one deal)."""
+
+    mean: float
+    lo: float
+    hi: float
+
+    def fmt(self, digits: int = 2, pct: bool = False) -> str:
+        k, sign = (100.0, "") if pct else (1.0, "+")
+        f = f"{sign}.{digits}f"
+        if math.isnan(self.lo):
+            return f"{self.mean * k:{f}}"
+        return f"{self.mean * k:{f}} [{self.lo * k:{f}}, {self.hi * k:{f}}]"
+
+
+def ratio_estimate(num: np.ndarray, den: np.ndarray) -> Estimate:
+    """sum(num)/sum(den) with a delta-method CI over the paired units (deals). With a
+    constant ``den`` this is the plain mean of per-deal means and its t-free normal CI."""
+    num = np.asarray(num, dtype=np.float64)
+    den = np.asarray(den, dtype=np.float64)
+    total = den.sum()
+    if total <= 0:
+        return Estimate(float("nan"), float("nan"), float("nan"))
+    m = float(num.sum() / total)
+    d = len(num)
+    if d < 2:
+        return Estimate(m, float("nan"), float("nan"))
+    resid = (num - m * den) / den.mean()
+    se = float(np.sqrt(np.sum(resid**2) / (d * (d - 1))))
+    return Estimate(m, m - Z95 * se, m + Z95 * se)
+
+
+@dataclass
+class AgentStats:
+    name: str
+    seat_hands: int
+    margin: Estimate
+    hand_win: Estimate
+    match_win: Estimate | None
+    seat_matches: int
+
+
+@dataclass
+class EvalResult:
+    """The outcome of ``evaluate``: per-agent statistics plus the per-deal totals they were
+    computed from (``per_deal``: arrays of shape (deals, agents), not written to JSON)."""
+
+    agents: list[str]
+    lineup: list[int]
+    config: dict[str, Any]
+    deals: int
+    hands: int
+    matches: int
+    seconds: float
+    stats: list[AgentStats]
+    per_deal: dict[str, np.ndarray] = field(repr=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out.pop("per_deal")
+        return out
+
+    def table(self) -> str:
+        """Plain-text table: one row per agent."""
+        match_mode = self.config.get("episode") == "match"
+        head = ["agent", "points/hand margin [95% CI]", "hand win % [95% CI]"]
+        if match_mode:
+            head.append("match win % [95% CI]")
+        rows = []
+        for s in self.stats:
+            row = [s.name, s.margin.fmt(2), s.hand_win.fmt(1, pct=True)]
+            if match_mode and s.match_win is not None:
+                row.append(s.match_win.fmt(1, pct=True))
+            rows.append(row)
+        title = (
+            f"{self.config['num_players']} players, {self.deals} deals x "
+            f"{self.config['num_players']} seat rotations = {self.hands} hands"
+            + (f", {self.matches} matches" if match_mode else "")
+            + f", {self.seconds:.1f} s"
+        )
+        return title + "\n" + _format_table(head, rows)
+
+
+def _format_table(head: list[str], rows: list[list[str]]) -> str:
+    widths = [max(len(str(r[i])) for r in [head, *rows]) for i in range(len(head))]
+    lines = ["  ".join(str(c).ljust(w) for c, w in zip(head, widths))]
+    lines.append("  ".join("-" * w for w in widths))
+    lines += ["  ".join(str(c).ljust(w) for c, w in zip(r, widths)) for r in rows]
+    return "\n".join(lines)
+
+
+# ----------------------------------------------------------------------------- evaluation
+
+
+def _progress(total: int, enabled: bool, desc: str) -> Any:
+    if not enabled:
+        return None
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        return None
+    return tqdm(total=total, desc=desc, unit="hand", leave=False, file=sys.stderr)
+
+
+def evaluate(
+    agents: Sequence[AgentSpec],
+    num_players: int = 2,
+    hands: int | None = None,
+    matches: int | None = None,
+    episode: str = "hand",
+    seed: int = 0,
+    lineup: Sequence[int] | None = None,
+    progress: bool = False,
+    labels: Sequence[str] | None = None,
+    **config: Any,
+) -> EvalResult:
+    """Play ``agents`` on fixed deals, each replayed with the seats rotated.
+
+    ``hands`` (episode ``"hand"``, default 2000) or ``matches`` (episode ``"match"``,
+    default 200) is the number of games wanted in total; it is rounded up to a whole number
+    of deals times ``num_players`` rotations. Deal ``d`` uses seed ``seed + d``. Other
+    keywords (``opener``, ``partnership``, ``target_score``) configure the game.
+    """
+    from block_env.env import raw_env
+
+    if "reward" in config:
+        raise ValueError("evaluate always scores with reward='zero_sum'; do not pass reward")
+    env = raw_env(num_players=num_players, episode=episode, reward="zero_sum", **config)
+    cfg = env.config
+    n = cfg.num_players
+    if episode == "hand":
+        if matches is not None:
+            raise ValueError("matches= is for episode='match'; use hands= with episode='hand'")
+        wanted = 2000 if hands is None else hands
+    else:
+        if hands is not None:
+            raise ValueError("hands= is for episode='hand'; use matches= with episode='match'")
+        wanted = 200 if matches is None else matches
+    if isinstance(wanted, bool) or not isinstance(wanted, int) or wanted < 1:
+        raise ValueError(f"the number of games must be a positive int, got {wanted!r}")
+    deals = -(-wanted // n)
+    k = len(agents)
+    lineup = default_lineup(k, cfg) if lineup is None else [int(i) for i in lineup]
+    if len(lineup) != n or sorted(set(lineup)) != list(range(k)):
+        raise ValueError(
+            f"lineup={lineup!r} must give an agent index 0..{k - 1} for each of the {n} seats, "
+            "using every agent"
+        )
+    names = _unique(list(labels) if labels is not None else [agent_label(a) for a in agents])
+    # One instance per lineup position for specs (stateful agents never share a seat).
+    players = [build_agent(agents[lineup[p]], env, seed=seed * 1009 + p) for p in range(n)]
+
+    shape = (deals, k)
+    reward = np.zeros(shape)
+    seat_hands = np.zeros(shape)
+    seat_wins = np.zeros(shape)
+    side_wins = np.zeros(shape)  # hands won by a seat of this agent (counted once per hand)
+    seat_matches = np.zeros(shape)
+    match_wins = np.zeros(shape)
+    game_hands = np.zeros(deals)
+    ties = np.zeros(deals)
+    teams = cfg.teams
+    bar = _progress(deals * n, progress, "evaluate")
+    start = time.perf_counter()
+    try:
+        for d in range(deals):
+            for r in range(n):
+                # lineup position p sits at seat (p + r) % n
+                at_seat = [0] * n
+                for p in range(n):
+                    at_seat[(p + r) % n] = p
+                played = _play_episode(env, seed + d, [players[at_seat[s]] for s in range(n)])
+                for hand_rewards, winner, match_winners in played:
+                    game_hands[d] += 1
+                    if winner is None:
+                        ties[d] += 1
+                    sides_won = set()
+                    for s in range(n):
+                        a = lineup[at_seat[s]]
+                        reward[d, a] += hand_rewards[s]
+                        seat_hands[d, a] += 1
+                        if winner is not None and teams[winner] == teams[s]:
+                            seat_wins[d, a] += 1
+                            sides_won.add(a)
+                        if match_winners is not None:
+                            seat_matches[d, a] += 1
+                            match_wins[d, a] += s in match_winners
+                    for a in sides_won:
+                        side_wins[d, a] += 1
+                if bar is not None:
+                    bar.update(1)
+    finally:
+        if bar is not None:
+            bar.close()
+    seconds = time.perf_counter() - start
+    stats = []
+    for a in range(k):
+        mw = None
+        if episode == "match":
+            mw = ratio_estimate(match_wins[:, a], seat_matches[:, a])
+        stats.append(
+            AgentStats(
+                name=names[a],
+                seat_hands=int(seat_hands[:, a].sum()),
+                margin=ratio_estimate(reward[:, a], seat_hands[:, a]),
+                hand_win=ratio_estimate(seat_wins[:, a], seat_hands[:, a]),
+                match_win=mw,
+                seat_matches=int(seat_matches[:, a].sum()),
+            )
+        )
+    return EvalResult(
+        agents=names,
+        lineup=list(lineup),
+        config={
+            "num_players": n,
+            "episode": episode,
+            "opener": cfg.opener,
+            "partnership": cfg.partnership,
+            "target": cfg.target,
+            "seed": seed,
+        },
+        deals=deals,
+        hands=int(game_hands.sum()),
+        matches=deals * n if episode == "match" else 0,
+        seconds=seconds,
+        stats=stats,
+        per_deal={
+            "reward": reward,
+            "seat_hands": seat_hands,
+            "seat_wins": seat_wins,
+            "side_wins": side_wins,
+            "hands": game_hands,
+            "ties": ties,
+        },
+    )
+
+
+def _play_episode(
+    env: Any, seed: int, players: list[Any]
+) -> list[tuple[list[float], int | None, tuple[int, ...] | None]]:
+    """One episode from ``reset(seed)``; per finished hand: (zero-sum rewards by seat,
+    winning seat or None, match winners at match end else None)."""
+    env.reset(seed=seed)
+    seats = env.possible_agents
+    out = []
+    while True:
+        agent = env.agent_selection
+        seat = int(agent.rsplit("_", 1)[1])
+        action = players[seat].act(env.observe(agent))
+        env.step(int(action))
+        info = env.infos[seats[0]]
+        if "hand_result" in info:
+            over = env.terminations[seats[0]]
+            out.append(
+                (
+                    [env.rewards[a] for a in seats],
+                    info["hand_result"]["winner"],
+                    tuple(info["match_winners"]) if over and "match_winners" in info else None,
+                )
+            )
+            if over:
+                return out
+
+
+# ----------------------------------------------------------------------------- ladder
+
+
+@dataclass
+class LadderResult:
+    """Round-robin outcome: Bradley-Terry ratings on the Elo scale (anchored at the first
+    agent = 0) with bootstrap CIs, and the pairwise margins of the row agent over the
+    column agent (points per hand)."""
+
+    agents: list[str]
+    skipped: dict[str, str]
+    config: dict[str, Any]
+    ratings: list[Estimate]
+    margins: list[list[Estimate | None]]
+    win_share: list[list[float | None]]
+    hands_per_pair: int
+    seconds: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def table(self) -> str:
+        order = sorted(range(len(self.agents)), key=lambda i: -self.ratings[i].mean)
+        rows = [
+            [str(rank + 1), self.agents[i], self.ratings[i].fmt(0)] for rank, i in enumerate(order)
+        ]
+        text = (
+            f"Ladder, {self.config['num_players']} players, {self.hands_per_pair} hands per "
+            f"pair, {self.seconds:.0f} s\n"
+            + _format_table(["#", "agent", "rating (Elo scale) [95% CI]"], rows)
+            + "\n\nPairwise margin of row over column, points per hand [95% CI]\n"
+        )
+        head = ["", *[self.agents[i] for i in order]]
+        grid = []
+        for i in order:
+            grid.append(
+                [self.agents[i]]
+                + ["-" if self.margins[i][j] is None else self.margins[i][j].fmt(2) for j in order]
+            )
+        text += _format_table(head, grid)
+        if self.skipped:
+            text += "\n\nNot in the ladder (could not be built):\n" + "\n".join(
+                f"  {name}: {why}" for name, why in self.skipped.items()
+            )
+        return text
+
+
+def ladder_specs(num_players: int) -> list[str]:
+    """The default ladder: baselines, search agents, the shipped policy and the oracle."""
+    return [s.format(n=num_players) for s in LADDER_AGENTS]
+
+
+def ladder(
+    agents: Sequence[AgentSpec] | None = None,
+    num_players: int = 2,
+    hands: int = 400,
+    seed: int = 0,
+    progress: bool = False,
+    bootstrap: int = 200,
+    **config: Any,
+) -> LadderResult:
+    """Round robin of ``agents`` (default ``ladder_specs``) on duplicate deals, ``hands`` per
+    pair (per lineup in 3-4 player games, where each pair plays A against a field of B and B
+    against a field of A). Agents that cannot be built are listed in ``skipped`` with the
+    reason, never dropped silently."""
+    from block_env.env import raw_env
+
+    specs = list(ladder_specs(num_players) if agents is None else agents)
+    probe_env = raw_env(num_players=num_players, episode="hand", **config)
+    kept: list[AgentSpec] = []
+    skipped: dict[str, str] = {}
+    for spec in specs:
+        try:
+            build_agent(spec, probe_env, seed=seed)
+        except Exception as exc:  # noqa: BLE001 - any failure to build is reported, not fatal
+            skipped[agent_label(spec)] = f"{type(exc).__name__}: {exc}"
+            continue
+        kept.append(spec)
+    names = _unique([agent_label(s) for s in kept])
+    k = len(kept)
+    if k < 2:
+        raise ValueError(f"the ladder needs at least two agents that build; skipped: {skipped}")
+    n = num_players
+    partnership = bool(config.get("partnership", False))
+    margins: list[list[Estimate | None]] = [[None] * k for _ in range(k)]
+    share: list[list[float | None]] = [[None] * k for _ in range(k)]
+    pair_data: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
+    start = time.perf_counter()
+    pairs = [(i, j) for i in range(k) for j in range(i + 1, k)]
+    bar = _progress(len(pairs), progress, "ladder pairs")
+    for i, j in pairs:
+        common = dict(num_players=n, hands=hands, seed=seed, **config)
+        if n == 2 or partnership:
+            res = evaluate([kept[i], kept[j]], labels=[names[i], names[j]], **common)
+            m = res.stats[0].margin
+            wins_i = res.per_deal["side_wins"][:, 0] + 0.5 * res.per_deal["ties"]
+            played = res.per_deal["hands"]
+        else:
+            a = evaluate([kept[i], kept[j]], labels=[names[i], names[j]], **common)
+            b = evaluate([kept[j], kept[i]], labels=[names[j], names[i]], **common)
+            m = _half_difference(a.stats[0].margin, b.stats[0].margin)
+            wins_i = (
+                a.per_deal["side_wins"][:, 0]
+                + b.per_deal["side_wins"][:, 1]
+                + 0.5 * (a.per_deal["ties"] + b.per_deal["ties"])
+            )
+            played = a.per_deal["hands"] + b.per_deal["hands"]
+        margins[i][j] = m
+        margins[j][i] = Estimate(-m.mean, -m.hi, -m.lo)
+        share[i][j] = float(wins_i.sum() / played.sum())
+        share[j][i] = 1.0 - share[i][j]
+        pair_data[(i, j)] = (wins_i, played)
+        if bar is not None:
+            bar.update(1)
+    if bar is not None:
+        bar.close()
+    ratings = bradley_terry_ci(k, pair_data, bootstrap=bootstrap, seed=seed)
+    return LadderResult(
+        agents=names,
+        skipped=skipped,
+        config={"num_players": n, "seed": seed, **config},
+        ratings=ratings,
+        margins=margins,
+        win_share=share,
+        hands_per_pair=hands,
+        seconds=time.perf_counter() - start,
+    )
+
+
+def _half_difference(a: Estimate, b: Estimate) -> Estimate:
+    """(a - b) / 2 for two independent estimates, CI from their half-widths."""
+    mean = (a.mean - b.mean) / 2
+    half = 0.5 * math.hypot((a.hi - a.lo) / 2, (b.hi - b.lo) / 2)
+    return Estimate(mean, mean - half, mean + half)
+
+
+def bradley_terry(k: int, wins: np.ndarray, games: np.ndarray, iters: int = 500) -> np.ndarray:
+    """Bradley-Terry ratings (Elo scale, first agent = 0) by the MM algorithm of Hunter
+    (2004). ``wins[i, j]``: (fractional) games i won against j; ``games`` symmetric. A prior
+    of one drawn game per played pair keeps ratings finite when a pair is one-sided."""
+    w = wins + 0.5 * (games > 0)
+    g = games + 1.0 * (games > 0)
+    p = np.ones(k)
+    total_wins = w.sum(axis=1)
+    for _ in range(iters):
+        denom = (g / (p[:, None] + p[None, :])).sum(axis=1)
+        new = total_wins / np.maximum(denom, 1e-300)
+        new /= np.exp(np.mean(np.log(new)))
+        if np.max(np.abs(new - p)) < 1e-12:
+            p = new
+            break
+        p = new
+    elo = 400.0 * np.log10(p)
+    return elo - elo[0]
+
+
+def bradley_terry_ci(
+    k: int,
+    pair_data: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]],
+    bootstrap: int = 200,
+    seed: int = 0,
+) -> list[Estimate]:
+    """Ratings with 95% percentile CIs from resampling each pair's deals (keeps the
+    duplicate pairing of rotated seats inside a deal)."""
+
+    def fit(select: Callable[[np.ndarray], np.ndarray] | None) -> np.ndarray:
+        wins = np.zeros((k, k))
+        games = np.zeros((k, k))
+        for (i, j), (w, h) in pair_data.items():
+            idx = select(w) if select is not None else slice(None)
+            wi, hi = float(w[idx].sum()), float(h[idx].sum())
+            wins[i, j], wins[j, i] = wi, hi - wi
+            games[i, j] = games[j, i] = hi
+        return bradley_terry(k, wins, games)
+
+    point = fit(None)
+    rng = np.random.default_rng(seed)
+    samples = np.array(
+        [fit(lambda w: rng.integers(0, len(w), len(w))) for _ in range(max(bootstrap, 0))]
+    )
+    out = []
+    for i in range(k):
+        if len(samples) < 2:
+            out.append(Estimate(float(point[i]), float("nan"), float("nan")))
+        else:
+            lo, hi = np.percentile(samples[:, i], [2.5, 97.5])
+            out.append(Estimate(float(point[i]), float(lo), float(hi)))
+    return out
+
+
+# ----------------------------------------------------------------------------- CLI
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m block_env.evaluate",
+        description="Evaluate Block agents on duplicate deals (seats rotated), or run a ladder.",
+    )
+    p.add_argument(
+        "agents",
+        nargs="*",
+        help="agent names/specs (random, greedy, rules, pimc:worlds=20, pimc-20, block-2p, "
+        "path/to/policy.pt); with --ladder the default is the shipped ladder",
+    )
+    p.add_argument("--players", type=int, default=2, help="2, 3 or 4 (default 2)")
+    p.add_argument("--hands", type=int, default=None, help="hands in total (hand episodes)")
+    p.add_argument("--matches", type=int, default=None, help="matches in total (match episodes)")
+    p.add_argument("--episode", choices=("hand", "match"), default="hand")
+    p.add_argument("--opener", choices=("rotate", "highest_double"), default="rotate")
+    p.add_argument("--partnership", action="store_true", help="4 players, teams 0&2 and 1&3")
+    p.add_argument("--target", type=int, default=None, help="match target score")
+    p.add_argument("--seed", type=int, default=0, help="first deal seed (deal d uses seed+d)")
+    p.add_argument("--ladder", action="store_true", help="round robin with ratings")
+    p.add_argument("--json", default=None, help="also write the results as JSON to this path")
+    p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    return p
+
+
+def _json_safe(value: Any) -> Any:
+    """NaN/inf -> None so the file is strict JSON."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_safe(v) for v in value]
+    return value
+
+
+def main(argv: Iterable[str] | None = None) -> int:
+    args = _parser().parse_args(None if argv is None else list(argv))
+    config: dict[str, Any] = {"opener": args.opener}
+    if args.partnership:
+        config["partnership"] = True
+    if args.target is not None:
+        config["target_score"] = args.target
+    progress = not args.no_progress
+    if args.ladder:
+        if args.episode != "hand" or args.matches is not None:
+            raise SystemExit("--ladder compares agents on single hands: drop --episode/--matches")
+        res: Any = ladder(
+            args.agents or None,
+            num_players=args.players,
+            hands=args.hands or 400,
+            seed=args.seed,
+            progress=progress,
+            **config,
+        )
+    else:
+        if not args.agents:
+            raise SystemExit("give one or more agents, e.g. `rules greedy`, or use --ladder")
+        res = evaluate(
+            args.agents,
+            num_players=args.players,
+            hands=args.hands,
+            matches=args.matches,
+            episode=args.episode,
+            seed=args.seed,
+            progress=progress,
+            **config,
+        )
+    print(res.table())
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as fh:
+            json.dump(_json_safe(res.to_dict()), fh, indent=2)
+        print(f"wrote {args.json}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
