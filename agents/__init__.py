@@ -28,4 +28,10 @@ def make(name: str, **kwargs: Any) -> Agent:
     return getattr(import_module(module), factory)(**kwargs)
 
 
-__all__ = ["REGISTRY", "Agent", "make"]
+def load(name_or_path: str, **kwargs: Any) -> Agent:
+    """A trained policy agent: a shipped name (``"block-2p"``, ``"block-3p"``, ``"block-4p"``)
+    or a policy/checkpoint path; keywords go to ``agents.policy.load`` (needs torch)."""
+    return import_module("agents.policy").load(name_or_path, **kwargs)
+
+
+__all__ = ["REGISTRY", "Agent", "load", "make"]

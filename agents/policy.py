@@ -1,0 +1,265 @@
+"""Trained policies: the masked actor-critic network, the agent that plays it, and ``load``.
+
+The network reads the seat-relative observation vector of ``block_env.observation`` (divided
+by ``OBS_SCALE`` inside the model, so callers pass raw observations) and returns 57 action
+logits and a state value. Illegal actions get the logit ``torch.finfo(dtype).min`` (not
+``-inf``, which turns into NaN in softmax/entropy arithmetic), so they have probability 0.
+
+Policy file format (a dict, read with ``torch.load(weights_only=True)``)::
+
+    {"format": "block-policy/1", "weights": state_dict, "net": {hidden, activation,
+     shared, use_scores}, "obs_dim": 122, "num_actions": 57, "meta": {...}}
+
+Training checkpoints hold the same dict under ``"policy"``, so ``load`` takes either.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from block_env.observation import FIELDS, OBS_DIM, OBS_SCALE
+from block_env.tiles import NUM_ACTIONS
+
+FORMAT = "block-policy/1"
+POLICY_DIR = Path(__file__).resolve().parent / "policies"
+SHIPPED: dict[str, str] = {
+    "block-2p": "block-2p.pt",
+    "block-3p": "block-3p.pt",
+    "block-4p": "block-4p.pt",
+}
+ACTIVATIONS: dict[str, type[nn.Module]] = {"relu": nn.ReLU, "tanh": nn.Tanh, "gelu": nn.GELU}
+
+
+@dataclass(frozen=True)
+class NetConfig:
+    """Shape of the actor-critic. ``use_scores=False`` hides the match scores and target
+    from the network: policies trained on single hands then behave the same inside a match
+    (per-hand points do not depend on the score)."""
+
+    hidden: tuple[int, ...] = (256, 256)
+    activation: str = "relu"
+    shared: bool = False  # one trunk for actor and critic (faster) or two separate MLPs
+    use_scores: bool = False
+
+    def __post_init__(self) -> None:
+        hidden = tuple(self.hidden)
+        if not hidden or any(
+            isinstance(h, bool) or not isinstance(h, int) or h < 1 for h in hidden
+        ):
+            raise ValueError(f"hidden={self.hidden!r} is not allowed: use a list of positive ints")
+        object.__setattr__(self, "hidden", hidden)
+        if self.activation not in ACTIVATIONS:
+            raise ValueError(
+                f"activation={self.activation!r} is not allowed: use one of {', '.join(ACTIVATIONS)}"
+            )
+
+
+def _mlp(sizes: Sequence[int], activation: type[nn.Module]) -> nn.Sequential:
+    layers: list[nn.Module] = []
+    for a, b in zip(sizes[:-1], sizes[1:]):
+        layers += [nn.Linear(a, b), activation()]
+    return nn.Sequential(*layers)
+
+
+def _init(layer: nn.Linear, gain: float) -> nn.Linear:
+    nn.init.orthogonal_(layer.weight, gain)
+    nn.init.zeros_(layer.bias)
+    return layer
+
+
+class ActorCritic(nn.Module):
+    """Masked actor-critic MLP over the raw observation vector."""
+
+    def __init__(self, net: NetConfig | None = None) -> None:
+        super().__init__()
+        self.net = net or NetConfig()
+        scale = 1.0 / OBS_SCALE.astype(np.float32)
+        if not self.net.use_scores:
+            scale[FIELDS["scores"]] = 0.0
+            scale[FIELDS["target"]] = 0.0
+        self.register_buffer("in_scale", torch.as_tensor(scale))
+        act = ACTIVATIONS[self.net.activation]
+        sizes = [OBS_DIM, *self.net.hidden]
+        gain = float(np.sqrt(2.0)) if self.net.activation != "tanh" else 1.0
+        self.actor_body = _mlp(sizes, act)
+        self.critic_body = None if self.net.shared else _mlp(sizes, act)
+        for body in (self.actor_body, self.critic_body):
+            for m in body.modules() if body is not None else ():
+                if isinstance(m, nn.Linear):
+                    _init(m, gain)
+        self.policy_head = _init(nn.Linear(sizes[-1], NUM_ACTIONS), 0.01)
+        self.value_head = _init(nn.Linear(sizes[-1], 1), 1.0)
+
+    def forward(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """(unmasked logits (B, 57), values (B,)) for raw observations (B, OBS_DIM)."""
+        x = obs * self.in_scale
+        h = self.actor_body(x)
+        hv = h if self.critic_body is None else self.critic_body(x)
+        return self.policy_head(h), self.value_head(hv).squeeze(-1)
+
+    def value(self, obs: torch.Tensor) -> torch.Tensor:
+        x = obs * self.in_scale
+        hv = self.actor_body(x) if self.critic_body is None else self.critic_body(x)
+        return self.value_head(hv).squeeze(-1)
+
+    def masked_logits(self, obs: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        """(masked logits, values); mask is (B, 57), nonzero = legal."""
+        logits, value = self(obs)
+        return mask_logits(logits, mask), value
+
+
+def mask_logits(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """Illegal entries (mask == 0) set to the dtype's minimum, so softmax gives them 0."""
+    return logits.masked_fill(mask == 0, torch.finfo(logits.dtype).min)
+
+
+def log_softmax_entropy(masked: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """(log-probabilities, entropy) of masked logits; masked entries add 0 to the entropy."""
+    logp = torch.log_softmax(masked, dim=-1)
+    p = logp.exp()
+    entropy = -(p * logp).sum(-1)  # p == 0 exactly where masked, and logp is finite there
+    return logp, entropy
+
+
+def sample_actions(
+    masked: torch.Tensor, generator: torch.Generator | None = None, greedy: bool = False
+) -> torch.Tensor:
+    """One action per row: argmax when greedy, else a draw from softmax(masked)."""
+    if greedy:
+        return masked.argmax(-1)
+    probs = torch.softmax(masked, dim=-1)
+    return torch.multinomial(probs, 1, generator=generator).squeeze(-1)
+
+
+# ----------------------------------------------------------------------------- files
+
+
+def policy_dict(model: ActorCritic, meta: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The policy file contents for ``model`` (weights on CPU)."""
+    net = asdict(model.net)
+    net["hidden"] = list(net["hidden"])
+    return {
+        "format": FORMAT,
+        "weights": {k: v.detach().cpu() for k, v in model.state_dict().items()},
+        "net": net,
+        "obs_dim": OBS_DIM,
+        "num_actions": NUM_ACTIONS,
+        "meta": dict(meta or {}),
+    }
+
+
+def save_policy(
+    path: str | Path, model: ActorCritic, meta: Mapping[str, Any] | None = None
+) -> None:
+    """Write a policy file that ``load`` reads."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    torch.save(policy_dict(model, meta), path)
+
+
+def model_from_dict(data: Mapping[str, Any]) -> ActorCritic:
+    """Rebuild the network from a policy dict; ValueError if it is not one or does not fit."""
+    if "policy" in data and "format" not in data:
+        data = data["policy"]
+    if data.get("format") != FORMAT:
+        raise ValueError(f"not a block-env policy (format {data.get('format')!r}, want {FORMAT!r})")
+    if data.get("obs_dim") != OBS_DIM or data.get("num_actions") != NUM_ACTIONS:
+        raise ValueError(
+            f"policy was trained for obs_dim={data.get('obs_dim')}, "
+            f"num_actions={data.get('num_actions')}; this block-env has {OBS_DIM}, {NUM_ACTIONS}"
+        )
+    net = dict(data["net"])
+    net["hidden"] = tuple(net["hidden"])
+    model = ActorCritic(NetConfig(**net))
+    model.load_state_dict(data["weights"])
+    model.eval()
+    return model
+
+
+def resolve(name_or_path: str | Path) -> Path:
+    """Path of a shipped policy name (``block-2p``...) or of a given file."""
+    key = str(name_or_path)
+    if key in SHIPPED:
+        path = POLICY_DIR / SHIPPED[key]
+        if not path.is_file():
+            raise FileNotFoundError(
+                f"shipped policy {key!r} is not installed ({path} is missing): train one with "
+                f"`python train.py configs/{key.split('-')[1]}.yaml` and copy its policy.pt there"
+            )
+        return path
+    path = Path(key).expanduser()
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"no policy {key!r}: give a shipped name ({', '.join(SHIPPED)}) or an existing .pt file"
+        )
+    return path
+
+
+def load_model(name_or_path: str | Path, device: str | torch.device = "cpu") -> ActorCritic:
+    """The network stored in a policy file or training checkpoint (weights_only load)."""
+    path = resolve(name_or_path)
+    data = torch.load(path, map_location="cpu", weights_only=True)
+    if not isinstance(data, dict):
+        raise ValueError(f"{path} does not hold a policy dict")
+    return model_from_dict(data).to(device)
+
+
+# ----------------------------------------------------------------------------- agent
+
+
+class PolicyAgent:
+    """Plays a trained network: ``act(observation) -> int`` on one observation dict, and
+    ``act_batch(obs, mask)`` on arrays of many (used for fast training opponents)."""
+
+    def __init__(
+        self,
+        model: ActorCritic,
+        device: str | torch.device = "cpu",
+        greedy: bool = True,
+        seed: int | None = None,
+        name: str | None = None,
+    ) -> None:
+        self.model = model.to(device).eval()
+        self.device = torch.device(device)
+        self.greedy = greedy
+        self.name = name or "policy"
+        self.generator = torch.Generator(device=self.device)
+        if seed is not None:
+            self.generator.manual_seed(seed)
+
+    @torch.no_grad()
+    def act_batch(self, obs: np.ndarray | torch.Tensor, mask: np.ndarray | torch.Tensor) -> Any:
+        """Actions for a batch: numpy in, numpy out; torch in, torch out (on the same device)."""
+        is_np = not isinstance(obs, torch.Tensor)
+        o = torch.as_tensor(obs, dtype=torch.float32, device=self.device)
+        m = torch.as_tensor(mask, device=self.device)
+        masked, _ = self.model.masked_logits(o, m)
+        actions = sample_actions(masked, self.generator, self.greedy)
+        return actions.cpu().numpy() if is_np else actions
+
+    def act(self, observation: Mapping[str, np.ndarray]) -> int:
+        obs = np.asarray(observation["observation"], dtype=np.float32)[None]
+        mask = np.asarray(observation["action_mask"])[None]
+        if not mask.any():
+            raise ValueError("the action mask holds no legal action: this seat is not on turn")
+        return int(self.act_batch(obs, mask)[0])
+
+
+def load(
+    name_or_path: str | Path,
+    device: str | torch.device = "cpu",
+    greedy: bool = True,
+    seed: int | None = None,
+) -> PolicyAgent:
+    """A ``PolicyAgent`` for a shipped policy (``"block-2p"``, ``"block-3p"``,
+    ``"block-4p"``), a policy file or a training checkpoint. FileNotFoundError when missing."""
+    name = str(name_or_path)
+    label = name if name in SHIPPED else Path(name).stem
+    return PolicyAgent(load_model(name_or_path, device), device, greedy, seed, name=label)
