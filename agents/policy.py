@@ -57,7 +57,8 @@ class NetConfig:
         object.__setattr__(self, "hidden", hidden)
         if self.activation not in ACTIVATIONS:
             raise ValueError(
-                f"activation={self.activation!r} is not allowed: use one of {', '.join(ACTIVATIONS)}"
+                f"activation={self.activation!r} is not allowed: "
+                f"use one of {', '.join(ACTIVATIONS)}"
             )
 
 
