@@ -1,0 +1,253 @@
+"""Gymnasium single-agent adapter: one learner seat against fixed opponents.
+
+``SingleAgentBlockEnv`` seats a learner at one seat of the AEC ``raw_env`` and plays every
+other seat inside ``step`` with opponent agents (names for ``agents.make``, agent objects,
+or snapshot ``agents.policy.PolicyAgent``\\ s). The learner sees only its own observation
+vector (a ``Box``), gets its own reward summed over everything that happened since its
+last move (the opponents' moves and the hand's end included), and ``action_masks()``
+gives its legal actions, which is what sb3-contrib's ``MaskablePPO`` looks for::
+
+    from sb3_contrib import MaskablePPO
+    env = SingleAgentBlockEnv(opponents="greedy", episode="hand", scale_obs=True)
+    model = MaskablePPO("MlpPolicy", env).learn(10_000)
+
+Episodes follow the game's ``episode`` option (default ``"match"``, as in the AEC env).
+A hand that ends before the learner gets a decision (it can block right after the
+opening) is not an episode: in ``"hand"`` mode ``reset`` deals again; in ``"match"`` mode
+its reward is added to the learner's next step. Opponent agents built from names are
+reseeded from the env's generator on ``reset(seed=...)``, so seeded runs repeat.
+
+An illegal learner action follows PettingZoo's classic convention (``TerminateIllegalWrapper``):
+the episode ends at once with ``illegal_reward`` (default -1) and ``info["illegal_action"]``;
+``illegal_action="raise"`` raises ValueError instead. Masked learners never hit either.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from block_env.env import raw_env
+from block_env.evaluate import agent_label, build_agent
+from block_env.observation import FIELDS, OBS_DIM, OBS_HIGH, OBS_LOW, OBS_SCALE
+from block_env.tiles import NUM_ACTIONS
+
+SEAT_MODES = ("rotate", "random")
+ALL_PIPS = 168  # pips of the whole double-six set
+
+
+class SingleAgentBlockEnv(gym.Env):
+    """One learner against fixed opponents; see the module docstring.
+
+    ``opponents``: one spec for every other seat, or a list of ``num_players - 1`` specs by
+    relative seat (1 = the seat after the learner). ``opponent_pool``: specs of which one is
+    drawn per episode to play all other seats (overrides ``opponents``). ``learner_seat``:
+    a seat index, ``"rotate"`` (0, 1, ... per episode, restarting at a seeded reset) or
+    ``"random"``. ``scale_obs`` divides the observation by ``OBS_SCALE``. ``illegal_action``
+    and ``illegal_reward``: see the module docstring. Other keywords
+    configure the game as for ``block_env.env``.
+    """
+
+    metadata = {"render_modes": ["ansi"], "render_fps": 1}
+
+    def __init__(
+        self,
+        opponents: Any = "random",
+        learner_seat: int | str = "rotate",
+        opponent_pool: Sequence[Any] | None = None,
+        scale_obs: bool = False,
+        illegal_action: str = "terminate",
+        illegal_reward: float = -1.0,
+        render_mode: str | None = None,
+        **config: Any,
+    ) -> None:
+        super().__init__()
+        if illegal_action not in ("terminate", "raise"):
+            raise ValueError(
+                f"illegal_action={illegal_action!r} is not allowed: use 'terminate' or 'raise'"
+            )
+        self.illegal_action = illegal_action
+        self.illegal_reward = float(illegal_reward)
+        self.game = raw_env(render_mode=render_mode, **config)
+        self.config = self.game.config
+        self.render_mode = render_mode
+        n = self.config.num_players
+        if isinstance(learner_seat, str):
+            if learner_seat not in SEAT_MODES:
+                raise ValueError(
+                    f"learner_seat={learner_seat!r} is not allowed: use a seat 0..{n - 1}, "
+                    f"'rotate' or 'random'"
+                )
+        elif isinstance(learner_seat, bool) or not 0 <= int(learner_seat) < n:
+            raise ValueError(f"learner_seat={learner_seat!r} is not a seat: use 0..{n - 1}")
+        self.learner_seat = learner_seat
+        self.scale_obs = bool(scale_obs)
+        self._scale = (1.0 / OBS_SCALE).astype(np.float32) if self.scale_obs else None
+        # Scores never pass target + 168 (all 28 tiles hold 168 pips): a finite bound.
+        low, high = OBS_LOW, OBS_HIGH.copy()
+        high[FIELDS["scores"]] = self.config.target + ALL_PIPS
+        high[FIELDS["target"]] = self.config.target
+        if self.scale_obs:
+            low, high = OBS_LOW * self._scale, high * self._scale
+        self.observation_space = spaces.Box(low, high, (OBS_DIM,), np.float32)
+        self.action_space = spaces.Discrete(NUM_ACTIONS)
+        self.set_opponents(opponents, opponent_pool)
+        self._episodes = 0
+        self._seat = 0
+        self._players: list[Any] = []
+        self._pending = 0.0
+        self._over = True
+
+    # -- opponents ----------------------------------------------------------------------
+
+    def set_opponents(
+        self, opponents: Any = None, opponent_pool: Sequence[Any] | None = None
+    ) -> None:
+        """Replace the opponents (takes effect at the next ``reset``), e.g. to refresh
+        self-play snapshots from a training callback."""
+        n = self.config.num_players
+        if opponent_pool is not None:
+            pool = list(opponent_pool)
+            if not pool:
+                raise ValueError("opponent_pool is empty: give at least one agent")
+            self._lineups = [[p] * (n - 1) for p in pool]
+        elif isinstance(opponents, (list, tuple)):
+            if len(opponents) != n - 1:
+                raise ValueError(
+                    f"{len(opponents)} opponents given for {n} players: give one spec, or "
+                    f"{n - 1} (one per other seat)"
+                )
+            self._lineups = [list(opponents)]
+        elif opponents is not None:
+            self._lineups = [[opponents] * (n - 1)]
+        # Build once now so a bad spec fails here, not in the middle of training.
+        self._built = [self._build(lineup, seed=None) for lineup in self._lineups]
+
+    def _build(self, lineup: list[Any], seed: int | None) -> list[Any]:
+        return [
+            build_agent(spec, self.game, None if seed is None else seed + r)
+            for r, spec in enumerate(lineup)
+        ]
+
+    @property
+    def opponent_names(self) -> list[list[str]]:
+        return [[agent_label(s) for s in lineup] for lineup in self._lineups]
+
+    # -- gymnasium API ------------------------------------------------------------------
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
+        super().reset(seed=seed)
+        n = self.config.num_players
+        if seed is not None:
+            self._episodes = 0
+            base = int(self.np_random.integers(2**31))
+            self._built = [
+                self._build(lineup, seed=base + 97 * i) for i, lineup in enumerate(self._lineups)
+            ]
+        self._pending = 0.0
+        while True:
+            if isinstance(self.learner_seat, str):
+                if self.learner_seat == "rotate":
+                    self._seat = self._episodes % n
+                else:
+                    self._seat = int(self.np_random.integers(n))
+            else:
+                self._seat = int(self.learner_seat)
+            self._episodes += 1
+            pick = int(self.np_random.integers(len(self._built))) if len(self._built) > 1 else 0
+            others = self._built[pick]
+            self._players = [None] * n
+            for r in range(1, n):
+                self._players[(self._seat + r) % n] = others[r - 1]
+            self.game.reset(seed=int(self.np_random.integers(2**63)), options=options)
+            self._over = False
+            self._pending, infos = self._play_opponents()
+            if not self._over:
+                break
+            if options is not None:
+                raise ValueError("with these reset options the hand ends before the learner acts")
+        info: dict[str, Any] = {"learner_seat": self._seat, **infos}
+        return self._observation(), info
+
+    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        if self._over:
+            raise RuntimeError("the episode is over: call reset()")
+        agent = self.game.possible_agents[self._seat]
+        mask = self.game.observe(agent)["action_mask"]
+        legal = isinstance(action, (int, np.integer)) and 0 <= int(action) < NUM_ACTIONS
+        if not legal or not mask[int(action)]:
+            if self.illegal_action == "raise":
+                raise ValueError(
+                    f"action {action!r} is not legal for the learner: legal actions are "
+                    f"{np.flatnonzero(mask).tolist()}"
+                )
+            self._over = True
+            info = {"illegal_action": True, "learner_seat": self._seat}
+            return self._observation(), self.illegal_reward, True, False, info
+        self.game.step(int(action))
+        reward = self._pending + float(self.game.rewards[agent])
+        self._pending = 0.0
+        info = self._step_info()
+        self._over = all(self.game.terminations.values())
+        if not self._over:
+            more, infos = self._play_opponents()
+            reward += more
+            info.update(infos)
+        info["learner_seat"] = self._seat
+        return self._observation(), reward, self._over, False, info
+
+    def action_masks(self) -> np.ndarray:
+        """Legal actions of the learner (bool, length 57); all False once the episode ended."""
+        if self._over:
+            return np.zeros(NUM_ACTIONS, dtype=bool)
+        agent = self.game.possible_agents[self._seat]
+        return self.game.observe(agent)["action_mask"].astype(bool)
+
+    def render(self) -> str | None:
+        if self.render_mode is None:
+            gym.logger.warn("render() called without a render_mode; returning None")
+            return None
+        return self.game.render()
+
+    # -- internals ----------------------------------------------------------------------
+
+    def _observation(self) -> np.ndarray:
+        obs = self.game.observe(self.game.possible_agents[self._seat])["observation"]
+        return obs * self._scale if self._scale is not None else obs.copy()
+
+    def _step_info(self) -> dict[str, Any]:
+        info = self.game.infos[self.game.possible_agents[self._seat]]
+        return {k: v for k, v in info.items() if k in ("hand_result", "match_winner")}
+
+    def _play_opponents(self) -> tuple[float, dict[str, Any]]:
+        """Opponents move until the learner is to act or the episode ends; returns the
+        learner's reward meanwhile and the last hand result seen."""
+        game = self.game
+        me = game.possible_agents[self._seat]
+        total = 0.0
+        infos: dict[str, Any] = {}
+        while True:
+            if all(game.terminations.values()):
+                self._over = True
+                return total, infos
+            agent = game.agent_selection
+            if agent == me:
+                return total, infos
+            seat = int(agent.rsplit("_", 1)[1])
+            game.step(int(self._players[seat].act(game.observe(agent))))
+            total += float(game.rewards[me])
+            infos.update(self._step_info())
+
+    def close(self) -> None:
+        self.game.close()
+
+
+def make_env(**kwargs: Any) -> SingleAgentBlockEnv:
+    """Factory for vectorised envs (``make_vec_env(make_env, env_kwargs=...)``)."""
+    return SingleAgentBlockEnv(**kwargs)
