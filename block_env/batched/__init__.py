@@ -1,0 +1,13 @@
+"""Batched Block engine: thousands of games per call, numpy or torch (CPU or CUDA).
+
+``BatchedEnv(num_envs, backend="numpy"|"torch", device="cpu", auto_pass=False,
+deal_source="fast"|"aec", **config)``: see ``block_env.batched.env`` for the full contract
+(autoreset, info arrays, auto_pass) and ``block_env.batched.deals`` for the deal sources.
+torch is imported only when ``backend="torch"`` is asked for.
+"""
+
+from block_env.batched.backend import BACKENDS
+from block_env.batched.deals import DEAL_SOURCES
+from block_env.batched.env import CONFIG_KEYS, BatchedEnv
+
+__all__ = ["BACKENDS", "CONFIG_KEYS", "DEAL_SOURCES", "BatchedEnv"]

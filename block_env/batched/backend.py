@@ -1,0 +1,281 @@
+"""Array backends of the batched engine: numpy, and torch (CPU or CUDA, imported lazily).
+
+The engine is written once with Python operators (``&``, ``|``, ``<<``, ``>>``, ``%``,
+comparisons, fancy indexing), which numpy arrays and torch tensors share; everything else it
+needs goes through the few methods of these classes. All integers are int64.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import numpy as np
+
+from block_env.tiles import NUM_TILES
+
+BACKENDS = ("numpy", "torch")
+
+if sys.byteorder != "little":  # the bit unpacking reads int64 words byte by byte
+    raise ImportError("block_env.batched needs a little-endian machine")
+
+
+class NumpyBackend:
+    """numpy arrays on the CPU; randomness from ``numpy.random.Generator``."""
+
+    name = "numpy"
+    device = "cpu"
+
+    def table(self, array: np.ndarray) -> np.ndarray:
+        return np.ascontiguousarray(array)
+
+    def from_numpy(self, array: np.ndarray) -> np.ndarray:
+        return np.asarray(array)
+
+    def to_numpy(self, x: np.ndarray) -> np.ndarray:
+        return np.asarray(x)
+
+    def zeros(self, shape: Any, dtype: str) -> np.ndarray:
+        return np.zeros(shape, dtype=_NP_DTYPES[dtype])
+
+    def empty(self, shape: Any, dtype: str) -> np.ndarray:
+        return np.empty(shape, dtype=_NP_DTYPES[dtype])
+
+    def arange(self, n: int) -> np.ndarray:
+        return np.arange(n, dtype=np.int64)
+
+    def where(self, cond: np.ndarray, a: Any, b: Any) -> np.ndarray:
+        return np.where(cond, a, b)
+
+    def nonzero(self, mask: np.ndarray) -> np.ndarray:
+        return np.flatnonzero(mask)
+
+    def any(self, mask: np.ndarray) -> bool:
+        return bool(mask.any())
+
+    def all(self, mask: np.ndarray) -> bool:
+        return bool(mask.all())
+
+    def min1(self, x: np.ndarray) -> np.ndarray:
+        return x.min(1)
+
+    def max1(self, x: np.ndarray) -> np.ndarray:
+        return x.max(1)
+
+    def i64(self, x: np.ndarray) -> np.ndarray:
+        return x.astype(np.int64)
+
+    def f32(self, x: np.ndarray) -> np.ndarray:
+        return x.astype(np.float32)
+
+    def f64(self, x: np.ndarray) -> np.ndarray:
+        return x.astype(np.float64)
+
+    def copy(self, x: np.ndarray) -> np.ndarray:
+        return x.copy()
+
+    def stack1(self, xs: list[np.ndarray]) -> np.ndarray:
+        return np.stack(xs, axis=1)
+
+    def unpack_bits(self, words: np.ndarray) -> np.ndarray:
+        """(M, k) int64 words -> (M, 64 k) uint8 bits, bit j of word i at column 64 i + j."""
+        m = words.shape[0]
+        as_bytes = np.ascontiguousarray(words).view(np.uint8).reshape(m, -1)
+        return np.unpackbits(as_bytes, axis=1, bitorder="little")
+
+    def unpack_mask(self, legal: np.ndarray, width: int) -> np.ndarray:
+        """(M,) int64 action words -> (M, width) int8 action masks."""
+        bits = self.unpack_bits(legal[:, None])
+        return np.ascontiguousarray(bits[:, :width]).view(np.int8)
+
+    def make_rng(self, seed: int | None) -> np.random.Generator:
+        return np.random.default_rng(seed)
+
+    def permutations(self, rng: np.random.Generator, k: int) -> np.ndarray:
+        """k independent uniform permutations of the 28 tiles, shape (k, 28)."""
+        base = np.broadcast_to(np.arange(NUM_TILES, dtype=np.int64), (k, NUM_TILES))
+        return rng.permuted(base, axis=1)
+
+    def integers(self, rng: np.random.Generator, high: int, k: int) -> np.ndarray:
+        return rng.integers(high, size=k, dtype=np.int64)
+
+    def sample_legal(self, rng: np.random.Generator, mask: np.ndarray) -> np.ndarray:
+        """One uniformly random legal action per row of an int8 (M, 57) mask."""
+        words = np.packbits(mask.view(np.uint8), axis=1, bitorder="little")
+        return _select_random_bit(words, rng.random(mask.shape[0]))
+
+    def as_actions(self, actions: Any, num_envs: int) -> np.ndarray:
+        if type(actions).__module__.startswith("torch"):
+            actions = actions.detach().cpu().numpy()
+        arr = np.asarray(actions)
+        _check_actions(arr.shape, arr.dtype.kind, num_envs)
+        return arr.astype(np.int64, copy=False)
+
+
+_NP_DTYPES = {
+    "i64": np.int64,
+    "f32": np.float32,
+    "f64": np.float64,
+    "bool": np.bool_,
+    "i8": np.int8,
+}
+
+
+def _select_random_bit(words: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """Index of a uniformly chosen set bit of each row of packed bytes (little bit order)."""
+    padded = np.zeros((words.shape[0], 8), dtype=np.uint8)
+    padded[:, : words.shape[1]] = words
+    w = padded.view(np.uint64)[:, 0]
+    count = np.bitwise_count(w).astype(np.int64)
+    r = (u * count).astype(np.int64)  # rank of the chosen bit among the set bits
+    pos = np.zeros(len(w), dtype=np.int64)
+    for half in (32, 16, 8, 4, 2, 1):  # binary search for the bit of rank r
+        low_part = w & np.uint64((1 << half) - 1)
+        low_count = np.bitwise_count(low_part).astype(np.int64)
+        go_high = r >= low_count
+        r = np.where(go_high, r - low_count, r)
+        w = np.where(go_high, w >> np.uint64(half), low_part)
+        pos += go_high * half
+    return pos
+
+
+def _check_actions(shape: tuple[int, ...], kind: str, num_envs: int) -> None:
+    if shape != (num_envs,):
+        raise ValueError(f"actions must have shape ({num_envs},), one per game; got {shape}")
+    if kind not in "iu":
+        raise ValueError(f"actions must be integers (action ids 0..56); got dtype kind {kind!r}")
+
+
+class TorchBackend:
+    """torch tensors on ``device`` (CPU or CUDA); randomness from ``torch.Generator``."""
+
+    name = "torch"
+
+    def __init__(self, device: Any = "cpu") -> None:
+        try:
+            import torch
+        except ImportError as err:  # pragma: no cover - torch is an optional extra
+            raise ValueError("backend='torch' needs torch: pip install block-env[train]") from err
+        self.torch = torch
+        try:
+            self.device = torch.device(device)
+            torch.empty(0, device=self.device)
+        except (RuntimeError, TypeError) as err:
+            raise ValueError(f"device={device!r} is not usable by torch: {err}") from None
+        self._dtypes = {
+            "i64": torch.int64,
+            "f32": torch.float32,
+            "f64": torch.float64,
+            "bool": torch.bool,
+            "i8": torch.int8,
+        }
+        self._shifts64 = torch.arange(64, device=self.device)
+        self._byte_bits = self.table(
+            ((np.arange(256)[:, None] >> np.arange(8)) & 1).astype(np.uint8)
+        )
+
+    def table(self, array: np.ndarray) -> Any:
+        return self.torch.as_tensor(np.ascontiguousarray(array), device=self.device)
+
+    def from_numpy(self, array: np.ndarray) -> Any:
+        return self.torch.as_tensor(np.asarray(array), device=self.device)
+
+    def to_numpy(self, x: Any) -> np.ndarray:
+        return x.detach().cpu().numpy()
+
+    def zeros(self, shape: Any, dtype: str) -> Any:
+        return self.torch.zeros(shape, dtype=self._dtypes[dtype], device=self.device)
+
+    def empty(self, shape: Any, dtype: str) -> Any:
+        return self.torch.empty(shape, dtype=self._dtypes[dtype], device=self.device)
+
+    def arange(self, n: int) -> Any:
+        return self.torch.arange(n, device=self.device)
+
+    def where(self, cond: Any, a: Any, b: Any) -> Any:
+        return self.torch.where(cond, a, b)
+
+    def nonzero(self, mask: Any) -> Any:
+        return self.torch.nonzero(mask).reshape(-1)
+
+    def any(self, mask: Any) -> bool:
+        return bool(mask.any())
+
+    def all(self, mask: Any) -> bool:
+        return bool(mask.all())
+
+    def min1(self, x: Any) -> Any:
+        return x.amin(1)
+
+    def max1(self, x: Any) -> Any:
+        return x.amax(1)
+
+    def i64(self, x: Any) -> Any:
+        return x.to(self.torch.int64)
+
+    def f32(self, x: Any) -> Any:
+        return x.to(self.torch.float32)
+
+    def f64(self, x: Any) -> Any:
+        return x.to(self.torch.float64)
+
+    def copy(self, x: Any) -> Any:
+        return x.clone()
+
+    def stack1(self, xs: list[Any]) -> Any:
+        return self.torch.stack(xs, dim=1)
+
+    def unpack_bits(self, words: Any) -> Any:
+        """(M, k) int64 words -> (M, 64 k) uint8 bits, bit j of word i at column 64 i + j."""
+        m = words.shape[0]
+        as_bytes = words.contiguous().view(self.torch.uint8).reshape(-1).long()
+        return self._byte_bits[as_bytes].reshape(m, -1)
+
+    def unpack_mask(self, legal: Any, width: int) -> Any:
+        """(M,) int64 action words -> (M, width) int8 action masks."""
+        return ((legal[:, None] >> self._shifts64[:width]) & 1).to(self.torch.int8)
+
+    def make_rng(self, seed: int | None) -> Any:
+        gen = self.torch.Generator(device=self.device)
+        if seed is None:
+            gen.seed()
+        else:
+            gen.manual_seed(int(seed))
+        return gen
+
+    def permutations(self, rng: Any, k: int) -> Any:
+        keys = self.torch.rand((k, NUM_TILES), generator=rng, device=self.device)
+        return keys.argsort(dim=1)
+
+    def integers(self, rng: Any, high: int, k: int) -> Any:
+        return self.torch.randint(high, (k,), generator=rng, device=self.device)
+
+    def sample_legal(self, rng: Any, mask: Any) -> Any:
+        """One uniformly random legal action per row of an int8 (M, 57) mask."""
+        keys = self.torch.rand(mask.shape, generator=rng, device=self.device)
+        return (keys + mask).argmax(1)  # legal entries score in [1, 2), the others below 1
+
+    def as_actions(self, actions: Any, num_envs: int) -> Any:
+        torch = self.torch
+        if isinstance(actions, torch.Tensor):
+            kind = "i"
+            if actions.dtype == torch.bool:
+                kind = "b"
+            elif actions.is_floating_point() or actions.is_complex():
+                kind = "f"
+            _check_actions(tuple(actions.shape), kind, num_envs)
+            return actions.to(device=self.device, dtype=torch.int64)
+        arr = np.asarray(actions)
+        _check_actions(arr.shape, arr.dtype.kind, num_envs)
+        return torch.as_tensor(arr.astype(np.int64), device=self.device)
+
+
+def make_backend(backend: str, device: Any) -> NumpyBackend | TorchBackend:
+    """The backend object for ``backend`` ("numpy" or "torch"); ValueError otherwise."""
+    if backend == "numpy":
+        if str(device) != "cpu":
+            raise ValueError(f"device={device!r} is not allowed with backend='numpy': use 'cpu'")
+        return NumpyBackend()
+    if backend == "torch":
+        return TorchBackend(device)
+    raise ValueError(f"backend={backend!r} is not allowed: use one of {', '.join(BACKENDS)}")

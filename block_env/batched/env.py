@@ -1,0 +1,187 @@
+"""``BatchedEnv``: B independent Block games stepped together, numpy or torch.
+
+Contract (the README repeats it):
+
+* ``BatchedEnv(num_envs, backend="numpy"|"torch", device="cpu", auto_pass=False,
+  deal_source="fast"|"aec", **config)``; ``config`` takes the AEC keywords (``num_players``,
+  ``opener``, ``episode``, ``partnership``, ``target_score``, ``reward``), validated by
+  ``BlockConfig``.
+* ``obs, mask, seat = env.reset(seed=None, options=None)``; ``options`` is None or a list of
+  ``num_envs`` entries, each None or a dict of the AEC reset options (``hands``, ``leader``,
+  ``scores``) for that game, checked by ``block_env.setup.parse_reset_options``.
+* ``obs, mask, seat, rewards, terminated, info = env.step(actions)`` with ``actions`` of
+  shape (B,) holding one action id per game, for the seat that was to act.
+
+Returned arrays (numpy arrays, or torch tensors on ``device``): ``obs`` (B, OBS_DIM) float32,
+exactly ``block_env.observation.encode`` for ``seat``; ``mask`` (B, 57) int8, the legal
+actions of ``seat``; ``seat`` (B,) int64; ``rewards`` (B, n) float32 by absolute seat, as
+the AEC env's ``rewards`` on that step (non-zero only on a step that ends a hand);
+``terminated`` (B,) bool, True on the step that ends the episode (match, or hand with
+``episode="hand"``). Truncation never happens.
+
+Autoreset: same step. On a step with ``terminated[i]``, game i's rewards and ``info`` describe
+the episode that just ended, while ``obs[i]``, ``mask[i]`` and ``seat[i]`` are already the
+first position of the next episode. Likewise, in match mode, a step that ends a hand returns
+the first position of the next hand (as the AEC env, which deals the next hand at once).
+
+``info`` (arrays, all of the batch size unless said otherwise):
+
+* ``hand_over`` (B,) bool: a hand ended on this step;
+* ``winner`` (B,) int64: the seat that dominoed or won the block, -1 on a tied block
+  (and where no hand ended);
+* ``blocked`` (B,) bool; ``pips`` (B, n) int64 pips left by seat; ``points`` (B, n) int64
+  raw points scored by seat (both partners show their team's points) -- as the AEC
+  ``hand_result``;
+* ``match_winner`` (B,) int64: where ``terminated``, the AEC ``match_winner`` (the lowest seat
+  of the winning side), -1 on a draw and where the episode goes on; ``match_winners``
+  (B, n) bool: the seats of the winning side;
+* ``final_index`` (K,) int64: the games that terminated on this step; ``final_obs``
+  (K, n, OBS_DIM) float32: for each of them, every seat's observation of the final position
+  (what ``raw_env.observe(agent)`` gives once the episode is over: nobody to act, and the
+  mask, not returned, is all zeros).
+
+``auto_pass=True``: a seat whose only legal action is pass is passed for automatically (the
+pass is recorded as usual, so voids and observations are those of the AEC env after that
+pass); the returned ``seat`` is always one that can place. A pass never ends a hand, so no
+reward is lost: rewards are given on the hand's last step for every seat at once, by
+absolute seat, whether or not that seat took a decision on that step.
+
+Randomness: see ``block_env.batched.deals`` (``deal_source``). ``sample_actions(mask)`` draws
+uniform legal actions in the backend from a generator seeded by ``reset``'s seed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from block_env.batched.backend import make_backend
+from block_env.batched.deals import make_deals
+from block_env.batched.engine import Engine
+from block_env.config import BlockConfig
+from block_env.observation import OBS_DIM
+from block_env.setup import Setup, parse_reset_options
+from block_env.tiles import NUM_ACTIONS
+
+CONFIG_KEYS = ("num_players", "opener", "episode", "partnership", "target_score", "reward")
+
+
+class BatchedEnv:
+    """B Block games stepped together in one backend. See the module docstring."""
+
+    def __init__(
+        self,
+        num_envs: int,
+        backend: str = "numpy",
+        device: Any = "cpu",
+        auto_pass: bool = False,
+        deal_source: str = "fast",
+        **config: Any,
+    ) -> None:
+        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)):
+            raise ValueError(f"num_envs={num_envs!r} is not allowed: use a positive int")
+        if num_envs < 1:
+            raise ValueError(f"num_envs={num_envs!r} is not allowed: use a positive int")
+        if not isinstance(auto_pass, bool):
+            raise ValueError(f"auto_pass={auto_pass!r} is not allowed: use True or False")
+        unknown = sorted(set(config) - set(CONFIG_KEYS))
+        if unknown:
+            raise ValueError(
+                f"unknown option(s) {', '.join(unknown)}: use {', '.join(CONFIG_KEYS)}"
+            )
+        self.config = BlockConfig(**config)
+        self.num_envs = int(num_envs)
+        self.backend = make_backend(backend, device)
+        self.deals = make_deals(deal_source, self.backend, self.config, self.num_envs)
+        self.deal_source = deal_source
+        self.auto_pass = auto_pass
+        self.engine = Engine(self.config, self.num_envs, self.backend, self.deals, auto_pass)
+        self._sample_rng: Any = None
+        self._ready = False
+
+    @property
+    def num_players(self) -> int:
+        return self.config.num_players
+
+    @property
+    def obs_dim(self) -> int:
+        return OBS_DIM
+
+    @property
+    def num_actions(self) -> int:
+        return NUM_ACTIONS
+
+    @property
+    def device(self) -> Any:
+        return self.backend.device
+
+    def reset(self, seed: int | None = None, options: list | None = None) -> tuple[Any, Any, Any]:
+        """Start a new episode in every game; returns (obs, mask, seat)."""
+        if seed is not None and (
+            isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0
+        ):
+            raise ValueError(f"seed={seed!r} is not allowed: use None or an int >= 0")
+        seed = None if seed is None else int(seed)
+        setups = self._parse_options(options)
+        self.engine.reset(seed, setups)
+        if seed is not None or self._sample_rng is None:
+            derived = None
+            if seed is not None:  # a stream apart from the deals', fixed by the seed
+                derived = int(np.random.SeedSequence([seed, 1]).generate_state(2, np.uint64)[0])
+            self._sample_rng = self.backend.make_rng(None if derived is None else derived >> 1)
+        self._ready = True
+        obs, mask = self.engine.observe()
+        return obs, mask, self.backend.copy(self.engine.current)
+
+    def step(self, actions: Any) -> tuple[Any, Any, Any, Any, Any, dict[str, Any]]:
+        """One action per game; returns (obs, mask, seat, rewards, terminated, info)."""
+        if not self._ready:
+            raise RuntimeError("call reset() before step()")
+        acts = self.backend.as_actions(actions, self.num_envs)
+        rewards, terminated, info = self.engine.step(acts)
+        obs, mask = self.engine.observe()
+        return obs, mask, self.backend.copy(self.engine.current), rewards, terminated, info
+
+    def sample_actions(self, mask: Any) -> Any:
+        """A uniformly random legal action for each row of ``mask`` (B, 57), drawn in the
+        backend (no copy to the host)."""
+        if self._sample_rng is None:
+            self._sample_rng = self.backend.make_rng(None)
+        return self.backend.sample_legal(self._sample_rng, mask)
+
+    @property
+    def scores(self) -> np.ndarray:
+        """Match scores (B, n) by absolute seat, as a numpy copy."""
+        return self.backend.to_numpy(self.engine.scores).copy()
+
+    def snapshot(self) -> dict[str, np.ndarray]:
+        """The full, privileged state as numpy arrays (every hand); see ``Engine.snapshot``."""
+        return self.engine.snapshot()
+
+    def state_bytes(self) -> int:
+        """Bytes of state held per batch (linear in ``num_envs``)."""
+        return self.engine.state_bytes()
+
+    def _parse_options(self, options: Any) -> list[Setup | None] | None:
+        if options is None:
+            return None
+        if isinstance(options, dict) or not isinstance(options, (list, tuple)):
+            raise ValueError(
+                f"options must be None or a list of {self.num_envs} entries (a dict of AEC "
+                f"reset options or None per game), got {type(options).__name__}"
+            )
+        if len(options) != self.num_envs:
+            raise ValueError(
+                f"options has {len(options)} entries: expected {self.num_envs}, one per game"
+            )
+        setups: list[Setup | None] = []
+        for i, opt in enumerate(options):
+            if opt is None:
+                setups.append(None)
+                continue
+            try:
+                setups.append(parse_reset_options(self.config, opt))
+            except ValueError as err:
+                raise ValueError(f"options[{i}]: {err}") from None
+        return setups

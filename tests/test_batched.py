@@ -1,0 +1,206 @@
+"""Differential tests: the batched engine against the AEC env, step by step, bit for bit.
+
+Each batched game i uses ``deal_source="aec"``, so it deals exactly as ``raw_env`` reset with
+``seed + i`` (later episodes via ``reset()`` without a seed). Both are driven with the same
+random legal actions, and at every step the seat to act, observation, mask, rewards,
+terminations, hand results and final observations must be identical.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import block_env
+from block_env.batched import BatchedEnv
+from block_env.tiles import PASS, TILES
+
+# Every player count, opener, episode mode, reward mode, partnership and a custom target.
+DIFF_CONFIGS = [
+    {"num_players": 2},
+    {"num_players": 3},
+    {"num_players": 4},
+    {"num_players": 4, "partnership": True},
+    {"num_players": 2, "opener": "highest_double"},
+    {"num_players": 3, "opener": "highest_double", "reward": "points"},
+    {"num_players": 4, "opener": "highest_double", "partnership": True, "reward": "win"},
+    {"num_players": 2, "episode": "hand", "reward": "win"},
+    {"num_players": 3, "episode": "hand"},
+    {"num_players": 4, "episode": "hand", "partnership": True, "reward": "points"},
+    {"num_players": 4, "episode": "hand", "opener": "highest_double", "reward": "win"},
+    {"num_players": 3, "reward": "win", "target_score": 30},
+    {"num_players": 2, "reward": "points", "target_score": 25},
+    {"num_players": 4, "reward": "zero_sum", "target_score": 20},
+]
+BACKENDS = ["numpy", "torch"]
+NUM_GAMES = 24
+NUM_STEPS = 260
+
+
+def config_id(cfg: dict) -> str:
+    return "-".join(f"{k}={v}" for k, v in cfg.items())
+
+
+def to_np(x) -> np.ndarray:
+    if type(x).__module__.startswith("torch"):
+        return x.cpu().numpy()
+    return np.asarray(x)
+
+
+def bits(x: np.ndarray) -> np.ndarray:
+    """float32 arrays as their bit patterns, so that equality is bit for bit (-0.0 != 0.0)."""
+    return np.ascontiguousarray(x, dtype=np.float32).view(np.uint32)
+
+
+class Lockstep:
+    """B AEC envs driven alongside one BatchedEnv, compared after every step."""
+
+    def __init__(self, cfg: dict, backend: str, num_games: int, seed: int, **kwargs) -> None:
+        self.cfg = cfg
+        self.seed = seed
+        self.auto_pass = kwargs.get("auto_pass", False)
+        options = kwargs.pop("options", None)
+        self.batched = BatchedEnv(num_games, backend=backend, deal_source="aec", **cfg, **kwargs)
+        self.aecs = [block_env.raw_env(**cfg) for _ in range(num_games)]
+        for i, env in enumerate(self.aecs):
+            env.reset(seed=seed + i, options=None if options is None else options[i])
+            self._skip_forced(env)
+        obs, mask, seat = self.batched.reset(seed=seed, options=options)
+        self.n = cfg.get("num_players", 2)
+        self.rng = np.random.default_rng(seed)
+        self.hands = 0
+        self.episodes = 0
+        self.check(obs, mask, seat)
+
+    def _skip_forced(self, env) -> None:
+        """With auto_pass the AEC side steps the forced passes itself (they never score)."""
+        while self.auto_pass and not any(env.terminations.values()):
+            mask = env.observe(env.agent_selection)["action_mask"]
+            if mask[PASS] != 1 or mask.sum() != 1:
+                return
+            env.step(PASS)
+            assert not any(env.rewards.values())
+
+    def check(self, obs, mask, seat) -> None:
+        obs, mask, seat = to_np(obs), to_np(mask), to_np(seat)
+        assert obs.dtype == np.float32 and mask.dtype == np.int8
+        want_seat = np.array([env.possible_agents.index(env.agent_selection) for env in self.aecs])
+        np.testing.assert_array_equal(seat, want_seat)
+        views = [env.observe(env.agent_selection) for env in self.aecs]
+        want_obs = np.stack([v["observation"] for v in views])
+        want_mask = np.stack([v["action_mask"] for v in views])
+        np.testing.assert_array_equal(bits(obs), bits(want_obs))
+        np.testing.assert_array_equal(mask, want_mask)
+        self.mask = want_mask
+
+    def step(self) -> None:
+        actions = np.array(
+            [int(self.rng.choice(np.flatnonzero(m))) for m in self.mask], dtype=np.int64
+        )
+        obs, mask, seat, rewards, terminated, info = self.batched.step(actions)
+        info = {k: to_np(v) for k, v in info.items()}
+        rewards, terminated = to_np(rewards), to_np(terminated)
+        assert rewards.dtype == np.float32 and rewards.shape == (len(self.aecs), self.n)
+        final_rows = {int(g): j for j, g in enumerate(info["final_index"])}
+        for i, env in enumerate(self.aecs):
+            actor = env.agent_selection
+            env.step(int(actions[i]))
+            want_rewards = np.array([env.rewards[a] for a in env.possible_agents], np.float32)
+            np.testing.assert_array_equal(bits(rewards[i]), bits(want_rewards))
+            ended = any(env.terminations.values())
+            assert bool(terminated[i]) == ended
+            result = env.infos[actor].get("hand_result")
+            assert bool(info["hand_over"][i]) == (result is not None)
+            if result is not None:
+                self.hands += 1
+                want_winner = -1 if result["winner"] is None else result["winner"]
+                assert info["winner"][i] == want_winner
+                assert bool(info["blocked"][i]) == result["blocked"]
+                assert info["pips"][i].tolist() == result["pips"]
+                assert info["points"][i].tolist() == result["points"]
+            if ended:
+                self.episodes += 1
+                want_mw = env.infos[actor]["match_winner"]
+                assert info["match_winner"][i] == (-1 if want_mw is None else want_mw)
+                want_ws = env.infos[actor]["match_winners"]
+                assert np.flatnonzero(info["match_winners"][i]).tolist() == want_ws
+                final = np.stack([env.observe(a)["observation"] for a in env.possible_agents])
+                got = info["final_obs"][final_rows.pop(i)]
+                np.testing.assert_array_equal(bits(got), bits(final))
+                assert all(env.observe(a)["action_mask"].sum() == 0 for a in env.possible_agents)
+                env.reset()
+            else:
+                assert not info["match_winners"][i].any() and info["match_winner"][i] == -1
+            self._skip_forced(env)
+        assert not final_rows, "final_obs given for games that did not terminate"
+        self.check(obs, mask, seat)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("cfg", DIFF_CONFIGS, ids=config_id)
+def test_matches_aec_env_step_by_step(cfg: dict, backend: str) -> None:
+    run = Lockstep(cfg, backend, NUM_GAMES, seed=1000 * len(config_id(cfg)))
+    for _ in range(NUM_STEPS):
+        run.step()
+    assert run.hands >= NUM_GAMES  # every game played hands to the end, several in most
+    assert run.episodes >= 1
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize(
+    "cfg",
+    [{"num_players": 2}, {"num_players": 3, "opener": "highest_double"}, {"num_players": 4}],
+    ids=config_id,
+)
+def test_auto_pass_matches_aec_env_with_forced_passes_played(cfg: dict, backend: str) -> None:
+    run = Lockstep(cfg, backend, NUM_GAMES, seed=77, auto_pass=True)
+    for _ in range(120):
+        run.step()
+        only_pass = (run.mask[:, PASS] == 1) & (run.mask.sum(1) == 1)
+        assert not only_pass.any()  # nobody is ever asked to make a forced pass
+    assert run.hands >= NUM_GAMES
+
+
+def random_setups(cfg: dict, num_games: int, rng: np.random.Generator) -> list[dict | None]:
+    """Per-game reset options: short given hands, a given leader and scores near the target,
+    so that matches end within a hand or two (exercising the match end and autoreset)."""
+    config = block_env.BlockConfig(**cfg)
+    n, k = config.num_players, config.hand_size
+    setups: list[dict | None] = []
+    for g in range(num_games):
+        if g % 4 == 3:
+            setups.append(None)
+            continue
+        order = rng.permutation(28)
+        sizes = rng.integers(1, k + 1, size=n)
+        hands, pos = [], 0
+        for s in range(n):
+            hands.append([TILES[t] for t in order[pos : pos + sizes[s]]])
+            pos += sizes[s]
+        scores = [int(v) for v in rng.integers(max(0, config.target - 12), config.target, n)]
+        if config.partnership:
+            scores[2], scores[3] = scores[0], scores[1]
+        opt: dict = {"hands": hands, "scores": scores}
+        if config.opener == "rotate":
+            opt["leader"] = int(rng.integers(n))
+        setups.append(opt)
+    return setups
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize(
+    "cfg",
+    [
+        {"num_players": 2},
+        {"num_players": 3, "reward": "win"},
+        {"num_players": 4, "partnership": True, "opener": "highest_double"},
+        {"num_players": 4, "episode": "hand", "reward": "points"},
+    ],
+    ids=config_id,
+)
+def test_reset_options_match_aec_env(cfg: dict, backend: str) -> None:
+    setups = random_setups(cfg, NUM_GAMES, np.random.default_rng(5))
+    run = Lockstep(cfg, backend, NUM_GAMES, seed=321, options=setups)
+    for _ in range(60):
+        run.step()
+    assert run.episodes >= NUM_GAMES // 2
