@@ -17,6 +17,8 @@ REGISTRY: dict[str, str] = {
     "random": "agents.baselines:RandomAgent",
     "greedy": "agents.baselines:GreedyAgent",
     "rules": "agents.baselines:RuleAgent",
+    "pimc": "agents.pimc:PIMCAgent",
+    "omniscient": "agents.omniscient:OmniscientAgent",
 }
 
 

@@ -1,0 +1,265 @@
+"""Perfect-information Monte Carlo (PIMC): ``agents.make("pimc", worlds=20)``.
+
+The agent acts from the observation dict alone. For each move it samples ``worlds`` deals
+of the tiles it has not seen, uniformly among the deals consistent with everything the
+seat knows: its own hand, the tiles on the line, each opponent's tile count, the values
+each opponent showed lacking by passing (its voids) and the number of tiles out of play.
+Each sampled world is solved exactly (``agents.solver``) from the current position, and
+the move with the best average value over the worlds is played. Like the solver it
+maximises the current hand's points margin and ignores the match context.
+
+Sampling is exact, not rejection: the unseen tiles fall into classes by the set of
+opponents allowed to hold them (at most 8 classes), the number of consistent deals is
+counted class by class, and each class's split between the opponents and the
+out-of-play pile is drawn in proportion to the deals it leaves (``sample_world``).
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Mapping
+from math import factorial
+from typing import NamedTuple
+
+import numpy as np
+
+from agents.solver import Position, action_values, best_action
+from block_env.config import BlockConfig
+from block_env.observation import FIELDS, OBS_DIM
+from block_env.rules import EMPTY
+from block_env.tiles import ALL_TILES, NUM_TILES, TILES_WITH_VALUE
+
+__all__ = ["Knowledge", "PIMCAgent", "count_worlds", "read_observation", "sample_world"]
+
+# _TILES_SHOWING[m]: tiles showing at least one value of the 7-bit value set m.
+_TILES_SHOWING = [0] * 128
+for _m in range(128):
+    for _v in range(7):
+        if _m >> _v & 1:
+            _TILES_SHOWING[_m] |= TILES_WITH_VALUE[_v]
+_BITS28 = 1 << np.arange(NUM_TILES, dtype=np.int64)
+_BITS7 = 1 << np.arange(7, dtype=np.int64)
+
+
+class Knowledge(NamedTuple):
+    """What one seat knows, by relative seat (0 = the observer, r = r places clockwise)."""
+
+    num_players: int
+    partnership: bool
+    hand: int  # the observer's tiles (mask)
+    line: int  # tiles on the line (mask)
+    left: int  # open ends, EMPTY before the opening
+    right: int
+    counts: tuple[int, ...]  # tiles in hand by relative seat
+    voids: tuple[int, ...]  # 7-bit value sets each relative seat showed lacking
+    out_of_play: int  # number of tiles nobody holds this hand
+
+
+def read_observation(obs: np.ndarray) -> Knowledge:
+    """The ``Knowledge`` in one observation vector (``observation['observation']``)."""
+    obs = np.asarray(obs)
+    if obs.shape != (OBS_DIM,):
+        raise ValueError(f"expected an observation vector of shape ({OBS_DIM},), got {obs.shape}")
+    n = int(obs[FIELDS["seats"]].sum())
+    hand = int(_BITS28[obs[FIELDS["hand"]] > 0.5].sum())
+    line = int(_BITS28[obs[FIELDS["line"]] > 0.5].sum())
+    if obs[FIELDS["empty_line"]][0] > 0.5:
+        left = right = EMPTY
+    else:
+        left = int(np.argmax(obs[FIELDS["left_end"]]))
+        right = int(np.argmax(obs[FIELDS["right_end"]]))
+    counts = tuple(int(c) for c in obs[FIELDS["tile_counts"]][:n])
+    voids_bits = obs[FIELDS["voids"]].reshape(-1, 7)[:n] > 0.5
+    voids = tuple(int(_BITS7[row].sum()) for row in voids_bits)
+    return Knowledge(
+        num_players=n,
+        partnership=bool(obs[FIELDS["partnership"]][0] > 0.5),
+        hand=hand,
+        line=line,
+        left=left,
+        right=right,
+        counts=counts,
+        voids=voids,
+        out_of_play=int(obs[FIELDS["out_of_play"]][0]),
+    )
+
+
+class _Classes(NamedTuple):
+    tiles: list[list[int]]  # unseen tiles of each class
+    dests: list[tuple[int, ...]]  # destinations allowed to each class (m = out of play)
+    caps: tuple[int, ...]  # tiles each destination takes: opponents 1..n-1, then out
+
+
+def _classes(know: Knowledge) -> _Classes:
+    n = know.num_players
+    unseen = ALL_TILES & ~know.hand & ~know.line
+    caps = (*know.counts[1:], know.out_of_play)
+    if unseen.bit_count() != sum(caps):
+        raise ValueError(
+            f"inconsistent knowledge: {unseen.bit_count()} unseen tiles but the opponents' "
+            f"counts {list(know.counts[1:])} and {know.out_of_play} out of play add to {sum(caps)}"
+        )
+    m = n - 1
+    banned = [_TILES_SHOWING[know.voids[r]] for r in range(1, n)]
+    by_allowed: dict[int, list[int]] = {}
+    for t in range(NUM_TILES):
+        if unseen >> t & 1:
+            allowed = sum(1 << i for i in range(m) if not banned[i] >> t & 1)
+            by_allowed.setdefault(allowed, []).append(t)
+    tiles, dests = [], []
+    for allowed, members in sorted(by_allowed.items()):
+        tiles.append(members)
+        dests.append((*(i for i in range(m) if allowed >> i & 1), m))
+    return _Classes(tiles, dests, caps)
+
+
+def _splits(total: int, dests: tuple[int, ...], caps: tuple[int, ...]):
+    """Every way to put ``total`` tiles into ``dests`` without exceeding ``caps``: yields
+    tuples of counts aligned with ``dests``."""
+    if len(dests) == 1:
+        if total <= caps[dests[0]]:
+            yield (total,)
+        return
+    head, rest = dests[0], dests[1:]
+    room = sum(caps[d] for d in rest)
+    for x in range(max(0, total - room), min(total, caps[head]) + 1):
+        for tail in _splits(total - x, rest, caps):
+            yield (x, *tail)
+
+
+class _Counter:
+    """Counts consistent deals class by class (memoised on the capacities left)."""
+
+    def __init__(self, classes: _Classes) -> None:
+        self.classes = classes
+        self.memo: dict[tuple[int, tuple[int, ...]], int] = {}
+
+    def count(self, j: int, caps: tuple[int, ...]) -> int:
+        if j == len(self.classes.tiles):
+            return 0 if any(caps) else 1
+        key = (j, caps)
+        hit = self.memo.get(key)
+        if hit is not None:
+            return hit
+        total = 0
+        for _split, weight, rest in self.options(j, caps):
+            total += weight * self.count(j + 1, rest)
+        self.memo[key] = total
+        return total
+
+    def options(self, j: int, caps: tuple[int, ...]):
+        """(split, multinomial weight, capacities left) for each split of class ``j``."""
+        members = len(self.classes.tiles[j])
+        dests = self.classes.dests[j]
+        fact = factorial(members)
+        for split in _splits(members, dests, caps):
+            weight = fact
+            rest = list(caps)
+            for d, x in zip(dests, split):
+                weight //= factorial(x)
+                rest[d] -= x
+            yield split, weight, tuple(rest)
+
+
+def count_worlds(know: Knowledge) -> int:
+    """Number of deals of the unseen tiles consistent with ``know`` (ordered by seat)."""
+    classes = _classes(know)
+    return _Counter(classes).count(0, classes.caps)
+
+
+class _Sampler:
+    """Uniform sampler of the deals consistent with one ``Knowledge``."""
+
+    def __init__(self, know: Knowledge) -> None:
+        self.know = know
+        self.classes = _classes(know)
+        self.counter = _Counter(self.classes)
+        if self.counter.count(0, self.classes.caps) == 0:
+            raise ValueError("no deal is consistent with this knowledge (voids vs counts)")
+
+    def sample(self, rng: random.Random) -> tuple[tuple[int, ...], int]:
+        classes, counter = self.classes, self.counter
+        m = len(classes.caps) - 1
+        piles = [0] * (m + 1)
+        caps = classes.caps
+        for j, members in enumerate(classes.tiles):
+            options = list(counter.options(j, caps))
+            weights = [w * counter.count(j + 1, rest) for _s, w, rest in options]
+            pick = rng.randrange(sum(weights))
+            chosen = 0
+            while pick >= weights[chosen]:
+                pick -= weights[chosen]
+                chosen += 1
+            split, _w, rest = options[chosen]
+            shuffled = members[:]
+            rng.shuffle(shuffled)
+            i = 0
+            for d, x in zip(classes.dests[j], split):
+                for t in shuffled[i : i + x]:
+                    piles[d] |= 1 << t
+                i += x
+            caps = rest
+        return (self.know.hand, *piles[:m]), piles[m]
+
+
+def sample_world(know: Knowledge, rng: random.Random) -> tuple[tuple[int, ...], int]:
+    """One deal drawn uniformly among those consistent with ``know``: the hands by
+    relative seat (the observer's own hand first) and the mask of tiles out of play."""
+    return _Sampler(know).sample(rng)
+
+
+class PIMCAgent:
+    """Samples ``worlds`` consistent deals, solves each exactly and plays the move with the
+    best mean value (ties: heaviest tile, then lowest action id). With ``time_budget``
+    (seconds) it stops drawing worlds once that much time has passed (always >= 1)."""
+
+    def __init__(
+        self, worlds: int = 20, seed: int | None = None, time_budget: float | None = None
+    ) -> None:
+        if isinstance(worlds, bool) or not isinstance(worlds, int) or worlds < 1:
+            raise ValueError(f"worlds={worlds!r} is not allowed: use an int >= 1")
+        if time_budget is not None and not (
+            isinstance(time_budget, (int, float)) and time_budget > 0
+        ):
+            raise ValueError(f"time_budget={time_budget!r} is not allowed: use seconds > 0")
+        self.worlds = worlds
+        self.time_budget = time_budget
+        self.rng = random.Random(seed)
+        self._configs: dict[tuple[int, bool], BlockConfig] = {}
+        self.last_worlds = 0  # worlds solved for the last decision (0: forced move)
+
+    def _config(self, n: int, partnership: bool) -> BlockConfig:
+        key = (n, partnership)
+        if key not in self._configs:
+            self._configs[key] = BlockConfig(num_players=n, partnership=partnership)
+        return self._configs[key]
+
+    def act(self, observation: Mapping[str, np.ndarray]) -> int:
+        legal = np.flatnonzero(observation["action_mask"])
+        if legal.size == 0:
+            raise ValueError("the action mask holds no legal action: this seat is not on turn")
+        self.last_worlds = 0
+        if legal.size == 1:
+            return int(legal[0])
+        know = read_observation(observation["observation"])
+        config = self._config(know.num_players, know.partnership)
+        sampler = _Sampler(know)
+        start = time.perf_counter()
+        legal_set = {int(a) for a in legal}
+        totals = dict.fromkeys(legal_set, 0.0)
+        for i in range(self.worlds):
+            budget = self.time_budget
+            if i and budget is not None and time.perf_counter() - start > budget:
+                break
+            hands, _out = sampler.sample(self.rng)
+            values = action_values(config, Position(hands, know.left, know.right, 0))
+            if set(values) != legal_set:
+                raise ValueError(
+                    f"the action mask {sorted(legal_set)} does not match the observed hand "
+                    f"and ends (legal there: {sorted(values)})"
+                )
+            for a, v in values.items():
+                totals[a] += v
+            self.last_worlds = i + 1
+        return best_action(totals)

@@ -1,0 +1,470 @@
+"""Exact perfect-information solver for one Block hand (all hands known).
+
+The objective is the points of the current hand only (the match context, scores and
+target, is ignored): the value of a position is the ``zero_sum`` reward that the hand pays
+to one seat, i.e. its points margin.
+
+* 2 players and partnership (two sides): alpha-beta (negamax) on the side-to-move's
+  margin: ``+points`` when its side scores the hand, ``-points`` when the other side does,
+  0 on a tied block.
+* 3-4 individual players: paranoid search. The root seat maximises its own ``zero_sum``
+  reward (``+g`` when it scores ``g``, ``-g / (n - 1)`` when another seat scores ``g``)
+  and every other seat is assumed to minimise it, which makes it a two-sided game that
+  alpha-beta solves exactly.
+
+The search runs on bitmasks (one 28-bit int per hand, the two end values, the seat to
+act) and never builds a ``rules.State``; the tests check it against ``rules.apply_action``.
+It uses a transposition table keyed on (hands, unordered ends, seat to act) and move
+ordering (transposition-table move first, then moves that make the next seat pass, then
+heavy tiles). The public entry points are ``Position``, ``position_from_state``,
+``solve``, ``action_values`` and ``principal_variation``.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from block_env.config import BlockConfig
+from block_env.rules import EMPTY, State
+from block_env.tiles import NUM_TILES, PASS, PIPS, TILES, TILES_WITH_VALUE
+
+__all__ = [
+    "Position",
+    "Solution",
+    "action_values",
+    "best_action",
+    "position_from_state",
+    "principal_variation",
+    "solve",
+]
+
+_INF = 1 << 30
+_TWV = TILES_WITH_VALUE
+# _OTHER[8 * t + v]: the half of tile t left open when its v half is matched (-1: no match).
+_OTHER = [-1] * (8 * NUM_TILES)
+for _t, (_a, _b) in enumerate(TILES):
+    _OTHER[8 * _t + _a] = _b
+    _OTHER[8 * _t + _b] = _a
+# Low end first: the key of a position does not depend on which end is called left.
+_END_CODE = [[min(x, y) * 8 + max(x, y) for y in range(7)] for x in range(7)]
+
+
+class Position(NamedTuple):
+    """What the solver needs of a hand in progress: every hand (28-bit masks by seat), the
+    open ends (``EMPTY`` before the opening), the seat to act and, before the opening, the
+    tile the opening must be (-1 when any tile may open)."""
+
+    hands: tuple[int, ...]
+    left: int
+    right: int
+    current: int
+    opening_tile: int = -1
+
+
+class Solution(NamedTuple):
+    """A solved position: its exact value for the seat to act, a best action (an action id
+    that ``rules.legal_actions`` lists) and the number of search nodes visited."""
+
+    value: float
+    action: int
+    nodes: int
+
+
+def position_from_state(state: State) -> Position:
+    """The solver position of a rules state whose hand is still running."""
+    if state.result is not None:
+        raise ValueError("the hand of this state is over: there is nothing left to solve")
+    return Position(tuple(state.hands), state.left, state.right, state.current, state.opening_tile)
+
+
+def _check(config: BlockConfig, pos: Position) -> None:
+    n = config.num_players
+    if len(pos.hands) != n:
+        raise ValueError(f"position has {len(pos.hands)} hands: the config has {n} players")
+    if not 0 <= pos.current < n:
+        raise ValueError(f"current seat {pos.current} is not a seat: use 0..{n - 1}")
+    seen = 0
+    for s, h in enumerate(pos.hands):
+        if h < 0 or h >> NUM_TILES:
+            raise ValueError(f"hand {s} = {h!r} is not a 28-bit tile mask")
+        if h & seen:
+            raise ValueError(f"hand {s} shares tiles with another hand")
+        seen |= h
+    if not pos.hands[pos.current]:
+        raise ValueError(f"seat {pos.current} holds no tile: the hand is already over")
+    empty = pos.left == EMPTY
+    if empty != (pos.right == EMPTY) or not (empty or (0 <= pos.left < 7 and 0 <= pos.right < 7)):
+        raise ValueError(
+            f"ends ({pos.left}, {pos.right}) are not allowed: use values 0..6, or both EMPTY"
+        )
+    if not empty:
+        open_values = _TWV[pos.left] | _TWV[pos.right]
+        if not seen & open_values:
+            raise ValueError("no seat can place on these ends: the hand is already blocked")
+    elif pos.opening_tile >= 0 and not pos.hands[pos.current] >> pos.opening_tile & 1:
+        raise ValueError(f"the seat to act does not hold the opening tile {pos.opening_tile}")
+
+
+class _Search:
+    """One alpha-beta search context for a fixed root seat (its table is reused between
+    the root moves of ``action_values``)."""
+
+    def __init__(self, config: BlockConfig, pos: Position, root: int | None = None) -> None:
+        _check(config, pos)
+        n = config.num_players
+        teams = config.teams
+        root = pos.current if root is None else root
+        two_sides = len(set(teams)) == 2
+        # side[s]: 1 when seat s plays for the root (its team), 0 for the other side.
+        side = [1 if (teams[s] == teams[root] if two_sides else s == root) else 0 for s in range(n)]
+        self.n = n
+        self.root = root
+        self.two_sides = two_sides
+        self.scale = 1 if two_sides else n - 1  # paranoid values are kept as ints * (n-1)
+        self.pos = pos
+        self.tt: dict[int, tuple[int, int, int]] = {}
+        self.hands = list(pos.hands)
+        self.pips = [sum(PIPS[t] for t in range(NUM_TILES) if h >> t & 1) for h in pos.hands]
+        self.teams = teams
+        self.side = side
+        self.nxt = [(s + 1) % n for s in range(n)]
+        self.flip = [side[s] != side[(s + 1) % n] for s in range(n)]
+        self.search, self.node_count = self._build()
+
+    def _terminal(self, mover: int, domino: bool) -> int:
+        """Value for ``mover``'s side (scaled ints) of the hand that ``mover`` just ended."""
+        pips, teams, n = self.pips, self.teams, self.n
+        if self.two_sides:
+            mine = theirs = 0
+            tm = teams[mover]
+            for s in range(n):
+                if teams[s] == tm:
+                    mine += pips[s]
+                else:
+                    theirs += pips[s]
+            return theirs if domino else theirs - mine
+        # Individual play with 3-4 seats: find the scoring seat and its gain g.
+        if domino:
+            winner = mover
+            gain = sum(pips) - pips[mover]
+        else:
+            low = min(pips)
+            lows = [s for s in range(n) if pips[s] == low]
+            if len(lows) > 1:
+                return 0
+            winner = lows[0]
+            gain = sum(pips) - 2 * low
+        root_value = gain * (n - 1) if winner == self.root else -gain
+        return root_value if self.side[mover] else -root_value
+
+    def _build(self):  # noqa: C901 - one tight recursive routine, kept in one place for speed
+        hands = self.hands
+        pips = self.pips
+        tt = self.tt
+        nxt = self.nxt
+        flip = self.flip
+        terminal = self._terminal
+        two = self.two_sides and self.n == 2
+        n2 = two
+        bounds = self.two_sides
+        twv = _TWV
+        other = _OTHER
+        end_code = _END_CODE
+        tile_pips = PIPS
+        opening_tile = self.pos.opening_tile
+        nodes = 0
+
+        def search(
+            cur: int, left: int, right: int, hkey: int, allh: int, alpha: int, beta: int
+        ) -> int:
+            nonlocal nodes
+            nodes += 1
+            h = hands[cur]
+            if left < 0:
+                # Opening: any tile (or the forced one); it sets both ends.
+                m = (1 << opening_tile) if opening_tile >= 0 else h
+                moves = []
+                while m:
+                    low = m & -m
+                    t = low.bit_length() - 1
+                    a, b = TILES[t]
+                    moves.append((-tile_pips[t], t, a, b, a))
+                    m ^= low
+                moves.sort()
+                key = -1
+                tt_move = -1
+            else:
+                ml = h & twv[left]
+                mr = h & twv[right] if left != right else 0
+                if not (ml | mr):
+                    if flip[cur]:
+                        return -search(nxt[cur], left, right, hkey, allh, -beta, -alpha)
+                    return search(nxt[cur], left, right, hkey, allh, alpha, beta)
+                if bounds:
+                    # The side to act can win at most the other side's pips and lose at
+                    # most its own: pips only go down.
+                    if n2:
+                        ub = pips[1 - cur]
+                        lb = -pips[cur]
+                    else:
+                        ub = pips[(cur + 1) & 3] + pips[(cur + 3) & 3]
+                        lb = -pips[cur] - pips[(cur + 2) & 3]
+                    if ub <= alpha:
+                        return ub
+                    if lb >= beta:
+                        return lb
+                key = (hkey << 8) | (end_code[left][right] << 2) | cur
+                entry = tt.get(key)
+                tt_move = -1
+                if entry is not None:
+                    lo, hi, tt_move = entry
+                    if lo >= beta:
+                        return lo
+                    if hi <= alpha:
+                        return hi
+                    if lo == hi:
+                        return lo
+                    if lo > alpha:
+                        alpha = lo
+                    if hi < beta:
+                        beta = hi
+                nh_next = hands[nxt[cur]]
+                moves = []
+                m = ml
+                while m:
+                    low = m & -m
+                    t = low.bit_length() - 1
+                    o = other[8 * t + left]
+                    # Ordering score: TT move, then "the next seat cannot follow", then pips.
+                    s = tile_pips[t]
+                    if not nh_next & (twv[o] | twv[right]):
+                        s += 20
+                    if 8 * t + left == tt_move:
+                        s += 1000
+                    moves.append((-s, t, o, right, left))
+                    m ^= low
+                m = mr
+                while m:
+                    low = m & -m
+                    t = low.bit_length() - 1
+                    o = other[8 * t + right]
+                    s = tile_pips[t]
+                    if not nh_next & (twv[left] | twv[o]):
+                        s += 20
+                    if 8 * t + right == tt_move:
+                        s += 1000
+                    moves.append((-s, t, left, o, right))
+                    m ^= low
+                if len(moves) > 1:
+                    moves.sort()
+            alpha0, beta0 = alpha, beta
+            best = -_INF
+            best_move = -1
+            shift = 28 * cur
+            nc = nxt[cur]
+            fl = flip[cur]
+            for _s, t, nl, nr, matched in moves:
+                bit = 1 << t
+                nh = h ^ bit
+                hands[cur] = nh
+                pips[cur] -= tile_pips[t]
+                if not nh:
+                    v = theirs_domino(cur) if two else terminal(cur, True)
+                else:
+                    if not (allh ^ bit) & (twv[nl] | twv[nr]):
+                        v = terminal(cur, False)
+                    elif fl:
+                        v = -search(nc, nl, nr, hkey ^ (bit << shift), allh ^ bit, -beta, -alpha)
+                    else:
+                        v = search(nc, nl, nr, hkey ^ (bit << shift), allh ^ bit, alpha, beta)
+                hands[cur] = h
+                pips[cur] += tile_pips[t]
+                if v > best:
+                    best = v
+                    best_move = 8 * t + matched
+                    if v > alpha:
+                        alpha = v
+                        if alpha >= beta:
+                            break
+            if key >= 0:
+                if entry is None:
+                    lo, hi = -_INF, _INF
+                if best <= alpha0:
+                    hi = best
+                elif best >= beta0:
+                    lo = best
+                else:
+                    lo = hi = best
+                tt[key] = (lo, hi, best_move)
+            return best
+
+        def theirs_domino(cur: int) -> int:
+            return pips[1 - cur]
+
+        def node_count() -> int:
+            return nodes
+
+        return search, node_count
+
+    def hand_key(self) -> int:
+        key = 0
+        for s, h in enumerate(self.hands):
+            key |= h << (28 * s)
+        return key
+
+    def all_hands(self) -> int:
+        out = 0
+        for h in self.hands:
+            out |= h
+        return out
+
+    def exact(self, cur: int, left: int, right: int, hkey: int, allh: int, guess: int) -> int:
+        """Exact value for ``cur``'s side by MTD(f): null-window searches around a guess
+        that close in on the value (far fewer nodes than one full-window search)."""
+        lo, hi = -_INF, _INF
+        g = guess
+        search = self.search
+        while lo < hi:
+            beta = g + 1 if g == lo else g
+            g = search(cur, left, right, hkey, allh, beta - 1, beta)
+            if g < beta:
+                hi = g
+            else:
+                lo = g
+        return g
+
+    def child_values(self) -> dict[int, int]:
+        """Exact scaled value (for the root seat) of every legal action at the root."""
+        pos = self.pos
+        cur = pos.current
+        h = self.hands[cur]
+        left, right = pos.left, pos.right
+        out: dict[int, int] = {}
+        if left == EMPTY:
+            m = (1 << pos.opening_tile) if pos.opening_tile >= 0 else h
+            placements = [(2 * t, t, TILES[t][0], TILES[t][1]) for t in _bits(m)]
+        else:
+            placements = []
+            for t in _bits(h & _TWV[left]):
+                placements.append((2 * t, t, _OTHER[8 * t + left], right))
+            for t in _bits(h & _TWV[right]):
+                placements.append((2 * t + 1, t, left, _OTHER[8 * t + right]))
+            if not placements:
+                nc = self.nxt[cur]
+                v = self.exact(nc, left, right, self.hand_key(), self.all_hands(), 0)
+                return {PASS: -v if self.flip[cur] else v}
+        hkey = self.hand_key()
+        done: dict[tuple[int, int, int], int] = {}
+        guess = 0
+        for action, t, nl, nr in sorted(placements, key=lambda p: -PIPS[p[1]]):
+            same = (t, min(nl, nr), max(nl, nr))
+            if same in done:  # both ends show the same value: the two actions are one move
+                out[action] = done[same]
+                continue
+            out[action] = done[same] = guess = self._child(cur, t, nl, nr, hkey, guess)
+        return out
+
+    def _child(self, cur: int, t: int, nl: int, nr: int, hkey: int, guess: int) -> int:
+        hands, pips = self.hands, self.pips
+        bit = 1 << t
+        h = hands[cur]
+        hands[cur] = h ^ bit
+        pips[cur] -= PIPS[t]
+        try:
+            if not hands[cur]:
+                return self._terminal(cur, True)
+            allh = self.all_hands()
+            if not allh & (_TWV[nl] | _TWV[nr]):
+                return self._terminal(cur, False)
+            fl = self.flip[cur]
+            child_hkey = hkey ^ (bit << (28 * cur))
+            v = self.exact(self.nxt[cur], nl, nr, child_hkey, allh, -guess if fl else guess)
+            return -v if fl else v
+        finally:
+            hands[cur] = h
+            pips[cur] += PIPS[t]
+
+
+def _bits(mask: int) -> list[int]:
+    out = []
+    while mask:
+        low = mask & -mask
+        out.append(low.bit_length() - 1)
+        mask ^= low
+    return out
+
+
+def solve(config: BlockConfig, pos: Position) -> Solution:
+    """Exact value of ``pos`` for the seat to act and one best action (ties go to the
+    heaviest tile, then the lowest action id)."""
+    values, nodes = _values(config, pos, None)
+    action = best_action(values)
+    return Solution(values[action], action, nodes)
+
+
+def action_values(config: BlockConfig, pos: Position) -> dict[int, float]:
+    """Exact value, for the seat to act, of each of its legal actions (PASS alone when it
+    must pass). The keys are exactly the actions ``rules.legal_actions`` lists."""
+    return _values(config, pos, None)[0]
+
+
+def _values(config: BlockConfig, pos: Position, root: int | None) -> tuple[dict[int, float], int]:
+    search = _Search(config, pos, root)
+    raw = search.child_values()
+    scale = search.scale
+    if scale == 1:
+        return dict(raw), search.node_count()
+    return {a: v / scale for a, v in raw.items()}, search.node_count()
+
+
+def best_action(values: dict[int, float]) -> int:
+    """The action of highest value; ties go to the heaviest tile, then the lowest id."""
+    best = max(values.values())
+    return min((a for a, v in values.items() if v == best), key=_tie_key)
+
+
+def _tie_key(action: int) -> tuple[int, int]:
+    if action == PASS:
+        return (0, action)
+    return (-PIPS[action // 2], action)
+
+
+def principal_variation(config: BlockConfig, pos: Position) -> list[int]:
+    """The actions of one optimal line of play from ``pos`` to the end of the hand under
+    the search of the seat to act: its side maximises its value, the other side (in
+    paranoid play, every other seat) minimises it. Replaying the line with
+    ``rules.apply_action`` ends the hand with the value ``solve`` reports."""
+    from block_env import rules
+
+    root = pos.current
+    state = _state_of(config, pos)
+    line: list[int] = []
+    while state.result is None:
+        values, _ = _values(config, position_from_state(state), root)
+        action = best_action(values)
+        line.append(action)
+        state = rules.apply_action(config, state, action)
+    return line
+
+
+def _state_of(config: BlockConfig, pos: Position) -> State:
+    """A rules state holding ``pos`` (to replay lines; never on the search path). The
+    line's tiles are unknown here and only the ends matter for play."""
+    _check(config, pos)
+    n = config.num_players
+    return State(
+        hands=tuple(pos.hands),
+        played=0,
+        line=(),
+        left=pos.left,
+        right=pos.right,
+        current=pos.current,
+        leader=pos.current,
+        voids=(0,) * n,
+        scores=(0,) * n,
+        opening_tile=pos.opening_tile if pos.left == EMPTY else -1,
+        hand_number=0,
+        result=None,
+        episode_over=False,
+        winners=(),
+    )
