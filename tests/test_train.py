@@ -1,0 +1,220 @@
+"""train.py: smoke run, resume, config handling, masking, rollout bookkeeping, determinism."""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import asdict
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import train  # noqa: E402
+from agents.policy import ActorCritic, NetConfig, mask_logits, sample_actions  # noqa: E402
+
+SMOKE = ROOT / "configs" / "smoke.yaml"
+
+
+def smoke(tmp_path: Path, *overrides: str) -> train.TrainConfig:
+    return train.load_config(SMOKE, [f"run_dir={tmp_path / 'run'}", *overrides])
+
+
+# ---------------------------------------------------------------- smoke, resume, outputs
+
+
+def test_smoke_run_writes_checkpoint_policy_table_and_curve(tmp_path: Path) -> None:
+    cfg = smoke(tmp_path)
+    summary = train.train(cfg)
+    run = tmp_path / "run"
+    for name in ("checkpoints/latest.pt", "policy.pt", "eval.txt", "eval.json", "curve.png"):
+        assert (run / name).is_file(), name
+    table = (run / "eval.txt").read_text()
+    assert "points/hand margin" in table and "random" in table and "greedy" in table
+    assert set(summary["final"]) == {"random", "greedy"}
+    assert json.loads((run / "eval.json").read_text())["final"]["random"]["hands"] == 40
+    updates = [json.loads(line)["update"] for line in (run / "log.jsonl").read_text().splitlines()]
+    assert updates == [1, 2, 3, 4]
+    # The saved policy plays through the public loader.
+    import agents
+
+    agent = agents.load(str(run / "policy.pt"))
+    obs = np.zeros(122, dtype=np.float32)
+    mask = np.zeros(57, dtype=np.int8)
+    mask[[3, 10]] = 1
+    assert agent.act({"observation": obs, "action_mask": mask}) in (3, 10)
+    # A second run into the same folder must not silently overwrite it.
+    with pytest.raises(FileExistsError, match="--resume"):
+        train.train(cfg)
+
+
+def test_resume_continues_from_the_checkpoint(tmp_path: Path) -> None:
+    train.train(smoke(tmp_path, "total_steps=1024"))  # 2 updates, then "killed"
+    state = torch.load(tmp_path / "run/checkpoints/latest.pt", weights_only=True)
+    assert state["update"] == 2 and state["env_steps"] == 1024
+    assert "optimizer" in state and state["config"]["name"] == "smoke"
+    train.train(smoke(tmp_path, "total_steps=2048"), resume=True)
+    updates = [
+        json.loads(line)["update"] for line in (tmp_path / "run/log.jsonl").read_text().splitlines()
+    ]
+    assert updates == [1, 2, 3, 4]
+    state = torch.load(tmp_path / "run/checkpoints/latest.pt", weights_only=True)
+    assert state["update"] == 4
+
+
+def test_checkpoint_from_another_config_is_rejected(tmp_path: Path) -> None:
+    train.train(smoke(tmp_path, "total_steps=512"))
+    with pytest.raises(ValueError, match="hidden"):
+        train.train(smoke(tmp_path, "hidden=[16,16]"), resume=True)
+    with pytest.raises(FileNotFoundError, match="nothing to resume"):
+        train.train(smoke(tmp_path, f"run_dir={tmp_path / 'other'}"), resume=True)
+
+
+def test_same_seed_same_weights_on_cpu(tmp_path: Path) -> None:
+    def weights(sub: str) -> dict:
+        cfg = train.load_config(SMOKE, [f"run_dir={tmp_path / sub}", "total_steps=1024"])
+        train.train(cfg)
+        return torch.load(tmp_path / sub / "checkpoints/latest.pt", weights_only=True)["policy"]
+
+    a, b = weights("a"), weights("b")
+    assert all(torch.equal(a["weights"][k], b["weights"][k]) for k in a["weights"])
+
+
+def test_sb3_algo_trains_and_evaluates(tmp_path: Path) -> None:
+    summary = train.train(smoke(tmp_path, "algo=sb3", "total_steps=256", "eval_every=1"))
+    assert (tmp_path / "run/sb3_model.zip").is_file()
+    assert "points/hand margin" in (tmp_path / "run/eval.txt").read_text()
+    assert set(summary["final"]) == {"random", "greedy"} and summary["history"]
+
+
+# ---------------------------------------------------------------- config handling
+
+
+def test_default_config_is_two_players_and_matches_2p_yaml() -> None:
+    default = train.load_config(None, [])
+    assert default.num_players == 2
+    assert asdict(train.load_config(ROOT / "configs" / "2p.yaml")) == asdict(default)
+
+
+@pytest.mark.parametrize("name", ["2p", "3p", "4p", "partnership", "smoke", "long_2p"])
+def test_shipped_configs_load(name: str) -> None:
+    cfg = train.load_config(ROOT / "configs" / f"{name}.yaml")
+    assert cfg.num_players in (2, 3, 4)
+    if name == "partnership":
+        assert cfg.partnership and cfg.num_players == 4
+
+
+def test_unknown_keys_and_bad_values_are_rejected(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="unknown config key.*learning_rate"):
+        train.load_config(None, ["learning_rate=0.1"])
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("num_players: 2\nbatchsize: 3\n")
+    with pytest.raises(ValueError, match="batchsize"):
+        train.load_config(bad)
+    for override, key in (
+        ("num_players=5", "num_players"),
+        ("lr=-1", "lr"),
+        ("total_steps=lots", "total_steps"),
+        ("total_steps=1.5", "total_steps"),
+        ("opponents={foo: 1}", "opponents"),
+        ("gamma=2", "gamma"),
+        ("partnership=true", "partnership"),
+        ("algo=dqn", "algo"),
+        ("hidden=[0]", "hidden"),
+        ("progress=maybe", "progress"),
+    ):
+        with pytest.raises(ValueError, match=key):
+            train.load_config(None, [override])
+
+
+def test_overrides_are_typed() -> None:
+    cfg = train.load_config(None, ["total_steps=1e6", "hidden=[64,32]", "lr=1e-3", "shared=true"])
+    assert cfg.total_steps == 1_000_000 and isinstance(cfg.total_steps, int)
+    assert cfg.hidden == [64, 32] and cfg.lr == 1e-3 and cfg.shared is True
+    assert train.load_config(None, ["hidden=128,128"]).hidden == [128, 128]
+
+
+def test_cli_reports_config_errors(capsys: pytest.CaptureFixture) -> None:
+    with pytest.raises(SystemExit):
+        train.main([str(SMOKE), "no_such_key=1"])
+    assert "no_such_key" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------- masking
+
+
+def test_masked_logits_use_the_dtype_minimum_and_are_never_sampled() -> None:
+    logits = torch.tensor([[5.0, 0.0, 9.0, -1.0]] * 4000)
+    mask = torch.tensor([[1, 0, 0, 1]] * 4000, dtype=torch.int8)
+    masked = mask_logits(logits, mask)
+    assert torch.all(masked[:, [1, 2]] == torch.finfo(torch.float32).min)
+    assert not torch.isinf(masked).any()
+    gen = torch.Generator().manual_seed(0)
+    actions = sample_actions(masked, gen)
+    assert set(actions.tolist()) == {0, 3}
+    assert sample_actions(masked, greedy=True).unique().tolist() == [0]
+    probs = torch.softmax(masked, -1)
+    assert torch.all(probs[:, [1, 2]] == 0) and not torch.isnan(probs).any()
+
+
+def test_policy_network_masks_half_precision_too() -> None:
+    logits = torch.zeros(2, 57, dtype=torch.float16)
+    mask = torch.zeros(2, 57, dtype=torch.int8)
+    mask[:, 56] = 1
+    masked = mask_logits(logits, mask)
+    assert masked[0, 0] == torch.finfo(torch.float16).min
+    assert sample_actions(masked.float()).tolist() == [56, 56]
+
+
+def test_rollout_actions_are_legal_and_returns_are_hand_points(tmp_path: Path) -> None:
+    cfg = smoke(tmp_path, "gamma=1", "gae_lambda=1", "num_envs=16", "rollout_steps=40")
+    torch.manual_seed(0)
+    model = ActorCritic(NetConfig((16,)))
+    collector = train.Collector(cfg, model, "cpu", np.random.default_rng(0))
+    collector.reset(seed=1)
+    batch = collector.collect()
+    assert len(batch.actions) > 0 and batch.hands > 0
+    assert np.all(batch.mask[np.arange(len(batch.actions)), batch.actions] == 1)
+    # gamma = lambda = 1: each decision's return is its seat's zero-sum points of the hand,
+    # which in 2 players is +-(points), an integer.
+    points = batch.returns / cfg.reward_scale
+    assert np.allclose(points, np.round(points), atol=1e-3)
+    assert np.abs(points).max() <= 168
+
+
+# ---------------------------------------------------------------- GAE bookkeeping
+
+
+def test_gae_follows_each_seats_own_decisions() -> None:
+    # One game, two learning seats alternating; the hand ends at t=3 (done on the last
+    # decision of each seat); t=4 starts a hand that is cut off by the buffer end.
+    T, B = 5, 1
+    seats = np.array([[0], [1], [0], [1], [0]])
+    valid = np.ones((T, B), dtype=bool)
+    values = np.array([[0.5], [0.1], [0.2], [0.3], [0.9]], dtype=np.float32)
+    rewards = np.array([[0.0], [0.0], [2.0], [-2.0], [0.0]], dtype=np.float32)
+    dones = np.array([[False], [False], [True], [True], [False]])
+    adv, trainable = train.gae(rewards, values, dones, valid, seats, 2, 1.0, 1.0)
+    returns = adv + values
+    assert returns[:4, 0].tolist() == pytest.approx([2.0, -2.0, 2.0, -2.0])
+    assert trainable[:, 0].tolist() == [True, True, True, True, False]
+    adv_half, _ = train.gae(rewards, values, dones, valid, seats, 2, 1.0, 0.5)
+    # seat 0: delta0 = 0 + V(t=2) - V(t=0) = -0.3; delta2 = 2 - 0.2 = 1.8 -> A0 = -0.3 + 0.9
+    assert adv_half[0, 0] == pytest.approx(-0.3 + 0.5 * 1.8)
+
+
+def test_greedy_batch_matches_the_greedy_bot() -> None:
+    from agents.baselines import GreedyAgent
+
+    rng = np.random.default_rng(0)
+    masks = (rng.random((300, 57)) < 0.1).astype(np.int8)
+    masks[masks.sum(1) == 0, 56] = 1
+    bot = GreedyAgent()
+    expected = [bot.act({"observation": np.zeros(122), "action_mask": m}) for m in masks]
+    assert train.greedy_actions(masks).tolist() == expected
+    picks = train.random_actions(rng, masks)
+    assert np.all(masks[np.arange(300), picks] == 1)
