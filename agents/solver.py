@@ -171,114 +171,106 @@ class _Search:
         other = _OTHER
         end_code = _END_CODE
         tile_pips = PIPS
-        opening_tile = self.pos.opening_tile
         nodes = 0
 
         def search(
             cur: int, left: int, right: int, hkey: int, allh: int, alpha: int, beta: int
         ) -> int:
+            # Only called after the opening (the root expands the opening itself).
             nonlocal nodes
             nodes += 1
             h = hands[cur]
-            if left < 0:
-                # Opening: any tile (or the forced one); it sets both ends.
-                m = (1 << opening_tile) if opening_tile >= 0 else h
-                moves = []
-                while m:
-                    low = m & -m
-                    t = low.bit_length() - 1
-                    a, b = TILES[t]
-                    moves.append((-tile_pips[t], t, a, b, a))
-                    m ^= low
-                moves.sort()
-                key = -1
-                tt_move = -1
-            else:
-                ml = h & twv[left]
-                mr = h & twv[right] if left != right else 0
-                if not (ml | mr):
-                    if flip[cur]:
-                        return -search(nxt[cur], left, right, hkey, allh, -beta, -alpha)
-                    return search(nxt[cur], left, right, hkey, allh, alpha, beta)
-                if bounds:
-                    # The side to act can win at most the other side's pips and lose at
-                    # most its own: pips only go down.
-                    if n2:
-                        ub = pips[1 - cur]
-                        lb = -pips[cur]
-                    else:
-                        ub = pips[(cur + 1) & 3] + pips[(cur + 3) & 3]
-                        lb = -pips[cur] - pips[(cur + 2) & 3]
-                    if ub <= alpha:
-                        return ub
-                    if lb >= beta:
-                        return lb
-                key = (hkey << 8) | (end_code[left][right] << 2) | cur
-                entry = tt.get(key)
-                tt_move = -1
-                if entry is not None:
-                    lo, hi, tt_move = entry
-                    if lo >= beta:
-                        return lo
-                    if hi <= alpha:
-                        return hi
-                    if lo == hi:
-                        return lo
-                    if lo > alpha:
-                        alpha = lo
-                    if hi < beta:
-                        beta = hi
-                nh_next = hands[nxt[cur]]
-                moves = []
-                m = ml
-                while m:
-                    low = m & -m
-                    t = low.bit_length() - 1
-                    o = other[8 * t + left]
-                    # Ordering score: TT move, then "the next seat cannot follow", then pips.
-                    s = tile_pips[t]
-                    if not nh_next & (twv[o] | twv[right]):
-                        s += 20
-                    if 8 * t + left == tt_move:
-                        s += 1000
-                    moves.append((-s, t, o, right, left))
-                    m ^= low
-                m = mr
-                while m:
-                    low = m & -m
-                    t = low.bit_length() - 1
-                    o = other[8 * t + right]
-                    s = tile_pips[t]
-                    if not nh_next & (twv[left] | twv[o]):
-                        s += 20
-                    if 8 * t + right == tt_move:
-                        s += 1000
-                    moves.append((-s, t, left, o, right))
-                    m ^= low
-                if len(moves) > 1:
-                    moves.sort()
-            alpha0, beta0 = alpha, beta
+            ml = h & twv[left]
+            mr = h & twv[right] if left != right else 0
+            if not (ml | mr):
+                if flip[cur]:
+                    return -search(nxt[cur], left, right, hkey, allh, -beta, -alpha)
+                return search(nxt[cur], left, right, hkey, allh, alpha, beta)
+            if n2:
+                # The side to act can win at most the other side's pips and lose at most
+                # its own: pips only go down.
+                ub = pips[cur ^ 1]
+                if ub <= alpha:
+                    return ub
+                if -pips[cur] >= beta:
+                    return -pips[cur]
+            elif bounds:
+                ub = pips[cur ^ 1] + pips[cur ^ 3]
+                lb = -pips[cur] - pips[cur ^ 2]
+                if ub <= alpha:
+                    return ub
+                if lb >= beta:
+                    return lb
+            key = (hkey << 8) | (end_code[left][right] << 2) | cur
+            entry = tt.get(key)
+            tt_move = -1
+            if entry is not None:
+                lo, hi, tt_move = entry
+                if lo >= beta:
+                    return lo
+                if hi <= alpha:
+                    return hi
+                if lo == hi:
+                    return lo
+                if lo > alpha:
+                    alpha = lo
+                if hi < beta:
+                    beta = hi
+            # Move ordering: the TT move, then moves the next seat cannot follow, then pips.
+            nh_next = hands[nxt[cur]]
+            moves = []
+            m = ml
+            fits = twv[right]
+            while m:
+                low = m & -m
+                t = low.bit_length() - 1
+                o = other[8 * t + left]
+                s = tile_pips[t]
+                if not nh_next & (twv[o] | fits):
+                    s += 20
+                if 8 * t + left == tt_move:
+                    s += 1000
+                moves.append((s, t, o, right, left))
+                m ^= low
+            m = mr
+            fits = twv[left]
+            while m:
+                low = m & -m
+                t = low.bit_length() - 1
+                o = other[8 * t + right]
+                s = tile_pips[t]
+                if not nh_next & (fits | twv[o]):
+                    s += 20
+                if 8 * t + right == tt_move:
+                    s += 1000
+                moves.append((s, t, left, o, right))
+                m ^= low
+            if len(moves) > 1:
+                moves.sort(reverse=True)
+            alpha0 = alpha
+            beta0 = beta
             best = -_INF
             best_move = -1
             shift = 28 * cur
             nc = nxt[cur]
             fl = flip[cur]
+            mine = pips[cur]
             for _s, t, nl, nr, matched in moves:
                 bit = 1 << t
                 nh = h ^ bit
+                rest = allh ^ bit
                 hands[cur] = nh
-                pips[cur] -= tile_pips[t]
+                pips[cur] = mine - tile_pips[t]
                 if not nh:
-                    v = theirs_domino(cur) if two else terminal(cur, True)
+                    v = ub if n2 else terminal(cur, True)
+                elif not rest & (twv[nl] | twv[nr]):
+                    v = terminal(cur, False)
+                elif fl:
+                    v = -search(nc, nl, nr, hkey ^ (bit << shift), rest, -beta, -alpha)
                 else:
-                    if not (allh ^ bit) & (twv[nl] | twv[nr]):
-                        v = terminal(cur, False)
-                    elif fl:
-                        v = -search(nc, nl, nr, hkey ^ (bit << shift), allh ^ bit, -beta, -alpha)
-                    else:
-                        v = search(nc, nl, nr, hkey ^ (bit << shift), allh ^ bit, alpha, beta)
+                    v = search(nc, nl, nr, hkey ^ (bit << shift), rest, alpha, beta)
                 hands[cur] = h
-                pips[cur] += tile_pips[t]
+                pips[cur] = mine
                 if v > best:
                     best = v
                     best_move = 8 * t + matched
@@ -286,20 +278,16 @@ class _Search:
                         alpha = v
                         if alpha >= beta:
                             break
-            if key >= 0:
-                if entry is None:
-                    lo, hi = -_INF, _INF
-                if best <= alpha0:
-                    hi = best
-                elif best >= beta0:
-                    lo = best
-                else:
-                    lo = hi = best
-                tt[key] = (lo, hi, best_move)
+            if entry is None:
+                lo, hi = -_INF, _INF
+            if best <= alpha0:
+                hi = best
+            elif best >= beta0:
+                lo = best
+            else:
+                lo = hi = best
+            tt[key] = (lo, hi, best_move)
             return best
-
-        def theirs_domino(cur: int) -> int:
-            return pips[1 - cur]
 
         def node_count() -> int:
             return nodes
