@@ -321,41 +321,64 @@ class _Search:
                 lo = g
         return g
 
-    def child_values(self) -> dict[int, int]:
-        """Exact scaled value (for the root seat) of every legal action at the root."""
+    def _root_moves(self) -> list[tuple[int, int, int, int]]:
+        """(action, tile, new left, new right) of every legal placement at the root, in
+        the tie-break order of ``best_action``; [] when the seat to act must pass."""
         pos = self.pos
-        cur = pos.current
-        h = self.hands[cur]
+        h = self.hands[pos.current]
         left, right = pos.left, pos.right
-        out: dict[int, int] = {}
         if left == EMPTY:
             m = (1 << pos.opening_tile) if pos.opening_tile >= 0 else h
-            placements = [(2 * t, t, TILES[t][0], TILES[t][1]) for t in _bits(m)]
+            moves = [(2 * t, t, TILES[t][0], TILES[t][1]) for t in _bits(m)]
         else:
-            placements = []
-            for t in _bits(h & _TWV[left]):
-                placements.append((2 * t, t, _OTHER[8 * t + left], right))
-            for t in _bits(h & _TWV[right]):
-                placements.append((2 * t + 1, t, left, _OTHER[8 * t + right]))
-            if not placements:
-                nc = self.nxt[cur]
-                v = self.exact(nc, left, right, self.hand_key(), self.all_hands(), 0)
-                return {PASS: -v if self.flip[cur] else v}
-        hkey = self.hand_key()
+            moves = [(2 * t, t, _OTHER[8 * t + left], right) for t in _bits(h & _TWV[left])]
+            moves += [(2 * t + 1, t, left, _OTHER[8 * t + right]) for t in _bits(h & _TWV[right])]
+        return sorted(moves, key=lambda m: _tie_key(m[0]))
+
+    def child_values(self) -> dict[int, int]:
+        """Exact scaled value (for the side to act) of every legal action at the root."""
+        pos = self.pos
+        cur = pos.current
+        moves = self._root_moves()
+        if not moves:
+            v = self.exact(self.nxt[cur], pos.left, pos.right, self.hand_key(), self.all_hands(), 0)
+            return {PASS: -v if self.flip[cur] else v}
+        out: dict[int, int] = {}
         done: dict[tuple[int, int, int], int] = {}
         guess = 0
-        for action, t, nl, nr in sorted(placements, key=lambda p: -PIPS[p[1]]):
+        for action, t, nl, nr in moves:
             same = (t, min(nl, nr), max(nl, nr))
-            if same in done:  # both ends show the same value: the two actions are one move
-                out[action] = done[same]
-                continue
-            out[action] = done[same] = guess = self._child(cur, t, nl, nr, hkey, guess)
+            if same not in done:  # both ends show the same value: two actions, one move
+                done[same] = guess = self._child(t, nl, nr, guess, None)
+            out[action] = done[same]
         return out
 
-    def _child(self, cur: int, t: int, nl: int, nr: int, hkey: int, guess: int) -> int:
+    def best(self) -> tuple[int, int]:
+        """(best action, its exact scaled value) at the root. After the first move, each
+        other move is only tested for beating the best so far (a null-window search) and
+        solved exactly when it does, which costs far less than ``child_values``."""
+        pos = self.pos
+        cur = pos.current
+        moves = self._root_moves()
+        if not moves:
+            v = self.exact(self.nxt[cur], pos.left, pos.right, self.hand_key(), self.all_hands(), 0)
+            return PASS, -v if self.flip[cur] else v
+        best_action, best = moves[0][0], self._child(moves[0][1], moves[0][2], moves[0][3], 0, None)
+        for action, t, nl, nr in moves[1:]:
+            v = self._child(t, nl, nr, best, best + 1)
+            if v > best:
+                best_action, best = action, v
+        return best_action, best
+
+    def _child(self, t: int, nl: int, nr: int, guess: int, threshold: int | None) -> int:
+        """Exact value (for the seat to act at the root) of placing tile ``t`` leaving ends
+        ``nl``, ``nr``. With ``threshold``, a value below it is only bounded: the result is
+        then some v < threshold."""
         hands, pips = self.hands, self.pips
+        cur = self.pos.current
         bit = 1 << t
         h = hands[cur]
+        hkey = self.hand_key() ^ (bit << (28 * cur))
         hands[cur] = h ^ bit
         pips[cur] -= PIPS[t]
         try:
@@ -364,9 +387,17 @@ class _Search:
             allh = self.all_hands()
             if not allh & (_TWV[nl] | _TWV[nr]):
                 return self._terminal(cur, False)
-            fl = self.flip[cur]
-            child_hkey = hkey ^ (bit << (28 * cur))
-            v = self.exact(self.nxt[cur], nl, nr, child_hkey, allh, -guess if fl else guess)
+            nc, fl = self.nxt[cur], self.flip[cur]
+            if threshold is not None:
+                # Null window at the threshold, in the next seat's terms.
+                if fl:
+                    w = -self.search(nc, nl, nr, hkey, allh, -threshold, 1 - threshold)
+                else:
+                    w = self.search(nc, nl, nr, hkey, allh, threshold - 1, threshold)
+                if w < threshold:
+                    return w
+                guess = w
+            v = self.exact(nc, nl, nr, hkey, allh, -guess if fl else guess)
             return -v if fl else v
         finally:
             hands[cur] = h
@@ -385,9 +416,11 @@ def _bits(mask: int) -> list[int]:
 def solve(config: BlockConfig, pos: Position) -> Solution:
     """Exact value of ``pos`` for the seat to act and one best action (ties go to the
     heaviest tile, then the lowest action id)."""
-    values, nodes = _values(config, pos, None)
-    action = best_action(values)
-    return Solution(values[action], action, nodes)
+    search = _Search(config, pos)
+    action, value = search.best()
+    return Solution(
+        value if search.scale == 1 else value / search.scale, action, search.node_count()
+    )
 
 
 def action_values(config: BlockConfig, pos: Position) -> dict[int, float]:
