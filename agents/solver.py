@@ -13,11 +13,19 @@ to one seat, i.e. its points margin.
   alpha-beta solves exactly.
 
 The search runs on bitmasks (one 28-bit int per hand, the two end values, the seat to
-act) and never builds a ``rules.State``; the tests check it against ``rules.apply_action``.
-It uses a transposition table keyed on (hands, unordered ends, seat to act) and move
-ordering (transposition-table move first, then moves that make the next seat pass, then
-heavy tiles). The public entry points are ``Position``, ``position_from_state``,
-``solve``, ``action_values`` and ``principal_variation``.
+act) and never builds a ``rules.State``; the tests check it against a plain minimax on
+``rules.apply_action``. It uses a transposition table of value bounds keyed on (hands,
+unordered ends, seat to act: voids do not matter when every hand is known), move ordering
+(table move first, then moves the next seat cannot follow, then heavy tiles), pip bounds
+(a side can win at most the other side's pips and lose at most its own) and MTD(f)
+null-window searches for exact values. ``solve`` solves the first root move exactly and
+only tests the others against it; ``action_values`` (what PIMC averages) solves every
+root move exactly. Measured in pure Python on a 2-player 7+7 deal from the start: about
+600-700 search nodes and under 1 ms for ``solve``, about 1,400 nodes and 2 ms for
+``action_values`` (0.6-0.9 M nodes/s). A node is one call of the recursive search.
+
+Public entry points: ``Position``, ``position_from_state``, ``solve``, ``action_values``,
+``best_action`` and ``principal_variation``.
 """
 
 from __future__ import annotations
@@ -157,15 +165,15 @@ class _Search:
         root_value = gain * (n - 1) if winner == self.root else -gain
         return root_value if self.side[mover] else -root_value
 
-    def _build(self):  # noqa: C901 - one tight recursive routine, kept in one place for speed
+    def _build(self):
+        """The recursive search as a closure over local tables (the fast path)."""
         hands = self.hands
         pips = self.pips
         tt = self.tt
         nxt = self.nxt
         flip = self.flip
         terminal = self._terminal
-        two = self.two_sides and self.n == 2
-        n2 = two
+        n2 = self.two_sides and self.n == 2
         bounds = self.two_sides
         twv = _TWV
         other = _OTHER
