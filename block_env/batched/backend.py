@@ -77,7 +77,7 @@ class NumpyBackend:
     def stack1(self, xs: list[np.ndarray]) -> np.ndarray:
         return np.stack(xs, axis=1)
 
-    def unpack_bits(self, words: np.ndarray) -> np.ndarray:
+    def unpack_bits(self, words: np.ndarray, scratch: bool = False) -> np.ndarray:
         """(M, k) int64 words -> (M, 64 k) uint8 bits, bit j of word i at column 64 i + j."""
         m = words.shape[0]
         as_bytes = np.ascontiguousarray(words).view(np.uint8).reshape(m, -1)
@@ -169,10 +169,10 @@ class TorchBackend:
             "bool": torch.bool,
             "i8": torch.int8,
         }
-        self._shifts64 = torch.arange(64, device=self.device)
-        self._byte_bits = self.table(
-            ((np.arange(256)[:, None] >> np.arange(8)) & 1).astype(np.uint8)
-        )
+        byte_bits = (np.arange(256)[:, None] >> np.arange(8)) & 1  # bits of each byte value
+        self._byte_bits_f32 = self.table(byte_bits.astype(np.float32))
+        self._byte_bits_i8 = self.table(byte_bits.astype(np.int8))
+        self._scratch: dict[tuple[int, Any], Any] = {}
 
     def table(self, array: np.ndarray) -> Any:
         return self.torch.as_tensor(np.ascontiguousarray(array), device=self.device)
@@ -225,15 +225,30 @@ class TorchBackend:
     def stack1(self, xs: list[Any]) -> Any:
         return self.torch.stack(xs, dim=1)
 
-    def unpack_bits(self, words: Any) -> Any:
-        """(M, k) int64 words -> (M, 64 k) uint8 bits, bit j of word i at column 64 i + j."""
-        m = words.shape[0]
+    def _unpack(self, words: Any, table: Any, scratch: bool) -> Any:
+        """Byte-to-bits table lookup (much faster in torch than shifting int64 columns) into
+        a scratch buffer that is reused: the caller copies what it keeps before the next
+        call. Fresh multi-megabyte temporaries cost torch's CPU allocator page faults."""
         as_bytes = words.contiguous().view(self.torch.uint8).reshape(-1).long()
-        return self._byte_bits[as_bytes].reshape(m, -1)
+        if not scratch:
+            return self.torch.index_select(table, 0, as_bytes).reshape(words.shape[0], -1)
+        key = (as_bytes.shape[0], table.dtype)
+        out = self._scratch.get(key)
+        if out is None:
+            out = self._scratch[key] = self.torch.empty(
+                (as_bytes.shape[0], 8), dtype=table.dtype, device=self.device
+            )
+        self.torch.index_select(table, 0, as_bytes, out=out)
+        return out.reshape(words.shape[0], -1)
+
+    def unpack_bits(self, words: Any, scratch: bool = False) -> Any:
+        """(M, k) int64 words -> (M, 64 k) float32 bits, bit j of word i at column 64 i + j;
+        with ``scratch`` the result lives in a buffer that the next such call overwrites."""
+        return self._unpack(words, self._byte_bits_f32, scratch)
 
     def unpack_mask(self, legal: Any, width: int) -> Any:
         """(M,) int64 action words -> (M, width) int8 action masks."""
-        return ((legal[:, None] >> self._shifts64[:width]) & 1).to(self.torch.int8)
+        return self._unpack(legal[:, None], self._byte_bits_i8, True)[:, :width].contiguous()
 
     def make_rng(self, seed: int | None) -> Any:
         gen = self.torch.Generator(device=self.device)
@@ -252,8 +267,12 @@ class TorchBackend:
 
     def sample_legal(self, rng: Any, mask: Any) -> Any:
         """One uniformly random legal action per row of an int8 (M, 57) mask."""
-        keys = self.torch.rand(mask.shape, generator=rng, device=self.device)
-        return (keys + mask).argmax(1)  # legal entries score in [1, 2), the others below 1
+        torch = self.torch
+        running = mask.cumsum(1, dtype=torch.int16)  # legal actions up to each column
+        u = torch.rand(mask.shape[0], generator=rng, device=self.device)
+        count = running[:, -1]
+        rank = torch.minimum((u * count).to(torch.int16), count - 1)  # 0-based rank
+        return (running <= rank[:, None]).sum(1)
 
     def as_actions(self, actions: Any, num_envs: int) -> Any:
         torch = self.torch

@@ -371,7 +371,7 @@ class Engine:
         ends = self.t_ends[(left + 1) * 8 + (right + 1)]
         word0 = hand | (played << L.LINE0) | ((ends & ((1 << L.ENDS_SPLIT) - 1)) << L.ENDS0)
         word1 = (ends >> L.ENDS_SPLIT) | (self._rotate(voids, L.VOID_BITS, seat) << L.VOIDS_SHIFT)
-        bits = b.unpack_bits(b.stack1([word0, word1]))
+        bits = b.unpack_bits(b.stack1([word0, word1]), scratch=every)
         out[:, : L.HEAD_END] = bits[:, : L.HEAD_END]
         out[:, L.COUNTS] = self.t_counts[self._rotate(counts, L.COUNT_BITS, seat)]
 

@@ -1,0 +1,168 @@
+"""Throughput of the batched engine against the AEC ``raw_env``, in agent-steps per second.
+
+Every step materializes the observation and the action mask of the seat to act and draws a
+uniformly random legal action from that mask inside the engine's own backend
+(``BatchedEnv.sample_actions``); finished games reset automatically. The AEC baseline does
+the same through the AEC API (``observe`` of the agent to act, a random legal action from
+its mask, ``step``, ``reset`` at the end of each match) in the same run.
+
+Usage::
+
+    python benchmarks/bench_batched.py            # B = 1, 64, 1024, 4096, 8192; numpy, torch
+    python benchmarks/bench_batched.py --quick    # a few seconds
+    python benchmarks/bench_batched.py --threads 2 --sizes 4096 --backends torch
+
+Prints a markdown table: medians over ``--repeats`` timed runs, the ratio to ``raw_env``,
+and the memory per game (state arrays, and the peak allocated by one step for numpy).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import statistics
+import time
+import tracemalloc
+from typing import Any
+
+import numpy as np
+
+import block_env
+from block_env.batched import BatchedEnv
+
+HEADER = "| engine | B | agent-steps/s | x raw_env | state B/game | outputs B/game | peak B/game |"
+
+
+def bench_aec(config: dict, seconds: float, repeats: int, seed: int = 0) -> float:
+    """Median agent-steps/s of random legal play through ``raw_env``."""
+    env = block_env.raw_env(**config)
+    rng = np.random.default_rng(seed)
+    env.reset(seed=seed)
+
+    def run(budget: float) -> float:
+        steps = 0
+        start = time.perf_counter()
+        while True:
+            for _ in range(200):
+                agent = env.agent_selection
+                mask = env.observe(agent)["action_mask"]
+                legal = np.flatnonzero(mask)
+                env.step(int(legal[rng.integers(len(legal))]))
+                if env.terminations[agent]:
+                    env.reset()
+                steps += 1
+            elapsed = time.perf_counter() - start
+            if elapsed >= budget:
+                return steps / elapsed
+
+    run(seconds / 4)
+    return statistics.median(run(seconds) for _ in range(repeats))
+
+
+def bench_batched(
+    backend: str, num_envs: int, config: dict, seconds: float, repeats: int, device: str
+) -> dict[str, Any]:
+    """Median agent-steps/s of the batched engine with in-backend random legal actions."""
+    env = BatchedEnv(num_envs, backend=backend, device=device, **config)
+    obs, mask, seat = env.reset(seed=0)
+    sync = _sync(backend, device)
+
+    def run(budget: float) -> float:
+        nonlocal obs, mask
+        steps = 0
+        sync()
+        start = time.perf_counter()
+        while True:
+            for _ in range(10):
+                obs, mask, seat, rewards, terminated, info = env.step(env.sample_actions(mask))
+            steps += 10
+            sync()
+            elapsed = time.perf_counter() - start
+            if elapsed >= budget:
+                return steps * num_envs / elapsed
+
+    run(seconds / 4)
+    rates = [run(seconds) for _ in range(repeats)]
+    result = {
+        "rate": statistics.median(rates),
+        "state_bytes": env.state_bytes() / num_envs,
+        "output_bytes": _nbytes(obs, mask, seat) / num_envs,
+        "peak_bytes": None,
+    }
+    if backend == "numpy":  # tracemalloc sees numpy's allocations (not torch's)
+        tracemalloc.start()
+        tracemalloc.reset_peak()
+        for _ in range(5):
+            obs, mask, seat, rewards, terminated, info = env.step(env.sample_actions(mask))
+        result["peak_bytes"] = tracemalloc.get_traced_memory()[1] / num_envs
+        tracemalloc.stop()
+    return result
+
+
+def _sync(backend: str, device: str):
+    if backend == "torch" and str(device).startswith("cuda"):
+        import torch
+
+        return torch.cuda.synchronize
+    return lambda: None
+
+
+def _nbytes(*arrays: Any) -> int:
+    total = 0
+    for x in arrays:
+        total += int(x.nbytes) if hasattr(x, "nbytes") else x.element_size() * x.nelement()
+    return total
+
+
+def _fmt_rate(x: float) -> str:
+    return f"{x:,.0f}"
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="short runs, B = 1, 64, 4096")
+    parser.add_argument("--sizes", type=int, nargs="+", default=None)
+    parser.add_argument("--backends", nargs="+", default=["numpy", "torch"])
+    parser.add_argument("--device", default="cpu", help="torch device (cpu, cuda)")
+    parser.add_argument("--threads", type=int, default=1, help="torch.set_num_threads (0: keep)")
+    parser.add_argument("--repeats", type=int, default=None)
+    parser.add_argument("--seconds", type=float, default=None, help="length of each timed run")
+    parser.add_argument("--players", type=int, default=2)
+    args = parser.parse_args(argv)
+    sizes = args.sizes or ([1, 64, 4096] if args.quick else [1, 64, 1024, 4096, 8192])
+    repeats = args.repeats or (3 if args.quick else 5)
+    seconds = args.seconds or (0.3 if args.quick else 1.0)
+    config = {"num_players": args.players}
+    torch_version = "-"
+    if "torch" in args.backends:
+        import torch
+
+        if args.threads > 0:
+            torch.set_num_threads(args.threads)
+        torch_version = f"{torch.__version__} ({torch.get_num_threads()} thread(s))"
+
+    print(
+        f"# block-env batched benchmark: {config}, {platform.processor() or platform.machine()}, "
+        f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.2f}, numpy {np.__version__}, "
+        f"torch {torch_version}; medians of {repeats} x {seconds:.1f} s"
+    )
+    aec = bench_aec(config, seconds, repeats)
+    print()
+    print(HEADER)
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    print(f"| AEC raw_env | 1 | {_fmt_rate(aec)} | 1.0 | - | - | - |")
+    for backend in args.backends:
+        for num_envs in sizes:
+            r = bench_batched(backend, num_envs, config, seconds, repeats, args.device)
+            peak = "-" if r["peak_bytes"] is None else f"{r['peak_bytes']:,.0f}"
+            name = backend if backend == "numpy" else f"torch-{args.device}"
+            print(
+                f"| {name} | {num_envs} | {_fmt_rate(r['rate'])} | {r['rate'] / aec:,.1f} "
+                f"| {r['state_bytes']:,.0f} | {r['output_bytes']:,.0f} | {peak} |",
+                flush=True,
+            )
+
+
+if __name__ == "__main__":
+    main()
