@@ -77,6 +77,7 @@ class TrainConfig:
     hidden: list[int] = field(default_factory=lambda: [256, 256])
     activation: str = "relu"
     shared: bool = False
+    privileged_critic: bool = True  # the critic also sees the other hands (training only)
     # PPO
     lr: float = 3e-4
     anneal_lr: bool = True
@@ -90,6 +91,7 @@ class TrainConfig:
     max_grad_norm: float = 0.5
     reward_scale: float = 0.05
     target_kl: float = 0.0  # stop an update's epochs early past this KL (0 = never)
+    skip_forced: bool = True  # a learner seat with one legal action moves without a decision
     # self-play
     opponents: dict[str, float] = field(
         default_factory=lambda: {
@@ -228,6 +230,7 @@ def validate(cfg: TrainConfig) -> TrainConfig:
     need(0 <= cfg.gamma <= 1, "gamma", "use a number in [0, 1]")
     need(0 <= cfg.gae_lambda <= 1, "gae_lambda", "use a number in [0, 1]")
     need(bool(cfg.hidden) and all(h >= 1 for h in cfg.hidden), "hidden", "use positive ints")
+    need(not (cfg.shared and cfg.privileged_critic), "shared", "needs privileged_critic=false")
     need(cfg.activation in ("relu", "tanh", "gelu"), "activation", "use relu, tanh or gelu")
     unknown = sorted(set(cfg.opponents) - set(OPPONENT_KINDS))
     need(not unknown, "opponents", f"unknown kinds {unknown}; use {', '.join(OPPONENT_KINDS)}")
@@ -345,6 +348,7 @@ class Batch:
     """Learner decisions of one rollout whose hand ended inside it (flat arrays)."""
 
     obs: np.ndarray
+    priv: np.ndarray  # critic-only features (B, 0) without a privileged critic
     mask: np.ndarray
     actions: np.ndarray
     logp: np.ndarray
@@ -392,6 +396,7 @@ class Collector:
         self.episodes = np.zeros(B, dtype=np.int64)
         self.snapshot: Any = None
         self.obs: np.ndarray | None = None
+        self.privileged = bool(model.net.privileged_critic)
 
     def reset(self, seed: int) -> None:
         self.obs, self.mask, self.seat = self.env.reset(seed=seed)
@@ -423,7 +428,7 @@ class Collector:
             with torch.no_grad():
                 o = torch.from_numpy(obs).to(self.device)
                 m = torch.from_numpy(mask).to(self.device)
-                logits, _ = model(o)
+                logits = model.logits(o)
                 a = sample_actions(mask_logits(logits, m), self.generator if sample else None)
             return a.cpu().numpy()
 
@@ -431,7 +436,7 @@ class Collector:
 
     def collect(self) -> Batch:
         torch = self.torch
-        from agents.policy import mask_logits
+        from agents.policy import PRIV_DIM, mask_logits, privileged_features
 
         cfg, n, B, T = self.cfg, self.n, self.cfg.num_envs, self.cfg.rollout_steps
         obs_b = np.zeros((T, B, self.obs.shape[1]), dtype=np.float32)
@@ -443,6 +448,7 @@ class Collector:
         done_b = np.zeros((T, B), dtype=bool)
         valid_b = np.zeros((T, B), dtype=bool)
         seat_b = np.zeros((T, B), dtype=np.int64)
+        priv_b = np.zeros((T, B, PRIV_DIM if self.privileged else 0), dtype=np.float32)
         last = np.full((B, n), -1, dtype=np.int64)  # step of each learning seat's last decision
         snap = self._policy(self.snapshot if self.snapshot is not None else self.model)
         hands, reward_sum = 0, 0.0
@@ -450,13 +456,25 @@ class Collector:
         for t in range(T):
             obs, mask, seat = self.obs, self.mask, self.seat
             learning = self.learn[all_rows, seat]
-            rows = np.flatnonzero(learning)
             actions = np.zeros(B, dtype=np.int64)
+            if cfg.skip_forced:
+                forced = learning & (mask.sum(1) == 1)
+                actions[forced] = mask[forced].argmax(1)
+                learning_rows = learning & ~forced
+            else:
+                learning_rows = learning
+            rows = np.flatnonzero(learning_rows)
             if rows.size:
+                priv = None
+                if self.privileged:
+                    hands = self.env.snapshot()["hands"]
+                    p = privileged_features(hands[rows], seat[rows])
+                    priv_b[t, rows] = p
+                    priv = torch.from_numpy(p).to(self.device)
                 with torch.no_grad():
                     o = torch.from_numpy(obs[rows]).to(self.device)
                     m = torch.from_numpy(mask[rows]).to(self.device)
-                    logits, value = self.model(o)
+                    logits, value = self.model(o, priv)
                     masked = mask_logits(logits, m)
                     probs = torch.softmax(masked, -1)
                     a = torch.multinomial(probs.cpu(), 1, generator=self.generator).squeeze(-1)
@@ -497,6 +515,7 @@ class Collector:
         flat_val = val_b.ravel()[idx]
         return Batch(
             obs=obs_b.reshape(T * B, -1)[idx],
+            priv=priv_b.reshape(T * B, -1)[idx],
             mask=mask_b.reshape(T * B, -1)[idx],
             actions=act_b.ravel()[idx],
             logp=logp_b.ravel()[idx],
@@ -561,6 +580,7 @@ def ppo_update(
         return {}
     t = {
         "obs": torch.from_numpy(batch.obs).to(device),
+        "priv": torch.from_numpy(batch.priv).to(device),
         "mask": torch.from_numpy(batch.mask).to(device),
         "act": torch.from_numpy(batch.actions).to(device),
         "logp": torch.from_numpy(batch.logp).to(device),
@@ -574,7 +594,8 @@ def ppo_update(
         kls = []
         for start in range(0, N - mb + 1, mb):
             i = perm[start : start + mb]
-            logits, value = model(t["obs"][i])
+            priv = t["priv"][i] if model.net.privileged_critic else None
+            logits, value = model(t["obs"][i], priv)
             logp_all, entropy = log_softmax_entropy(mask_logits(logits, t["mask"][i]))
             new = logp_all.gather(1, t["act"][i][:, None]).squeeze(1)
             ratio = (new - t["logp"][i]).exp()
@@ -750,7 +771,7 @@ def train(cfg: TrainConfig, resume: str | bool | None = None, force: bool = Fals
     out.mkdir(parents=True, exist_ok=True)
     torch.manual_seed(cfg.seed)
     rng = np.random.default_rng(cfg.seed)
-    net = NetConfig(tuple(cfg.hidden), cfg.activation, cfg.shared, use_scores=False)
+    net = NetConfig(tuple(cfg.hidden), cfg.activation, cfg.shared, False, cfg.privileged_critic)
     model = ActorCritic(net).to(device)
     optimizer = torch.optim.Adam(model.parameters(), lr=cfg.lr, eps=1e-5)
     update, env_steps, wall0, history = 0, 0, 0.0, []

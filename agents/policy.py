@@ -25,7 +25,7 @@ import torch
 from torch import nn
 
 from block_env.observation import FIELDS, OBS_DIM, OBS_SCALE
-from block_env.tiles import NUM_ACTIONS
+from block_env.tiles import NUM_ACTIONS, NUM_TILES
 
 FORMAT = "block-policy/1"
 POLICY_DIR = Path(__file__).resolve().parent / "policies"
@@ -37,16 +37,22 @@ SHIPPED: dict[str, str] = {
 ACTIVATIONS: dict[str, type[nn.Module]] = {"relu": nn.ReLU, "tanh": nn.Tanh, "gelu": nn.GELU}
 
 
+PRIV_DIM = 3 * NUM_TILES  # the other seats' hands (relative seats 1..3), critic only
+
+
 @dataclass(frozen=True)
 class NetConfig:
     """Shape of the actor-critic. ``use_scores=False`` hides the match scores and target
     from the network: policies trained on single hands then behave the same inside a match
-    (per-hand points do not depend on the score)."""
+    (per-hand points do not depend on the score). ``privileged_critic=True`` gives the
+    critic (never the actor) the other seats' hands, a training-time baseline with far less
+    variance; playing needs only the actor and the observation."""
 
     hidden: tuple[int, ...] = (256, 256)
     activation: str = "relu"
     shared: bool = False  # one trunk for actor and critic (faster) or two separate MLPs
     use_scores: bool = False
+    privileged_critic: bool = False
 
     def __post_init__(self) -> None:
         hidden = tuple(self.hidden)
@@ -60,6 +66,8 @@ class NetConfig:
                 f"activation={self.activation!r} is not allowed: "
                 f"use one of {', '.join(ACTIVATIONS)}"
             )
+        if self.shared and self.privileged_critic:
+            raise ValueError("shared=True and privileged_critic=True do not combine: pick one")
 
 
 def _mlp(sizes: Sequence[int], activation: type[nn.Module]) -> nn.Sequential:
@@ -75,6 +83,20 @@ def _init(layer: nn.Linear, gain: float) -> nn.Linear:
     return layer
 
 
+def privileged_features(hands: np.ndarray, seat: np.ndarray) -> np.ndarray:
+    """(B, PRIV_DIM) float32: the tiles of relative seats 1, 2, 3 of ``seat`` (zeros for
+    absent seats), from ``hands`` (B, n) 28-bit masks by absolute seat. Critic input only."""
+    hands = np.asarray(hands, dtype=np.int64)
+    b, n = hands.shape
+    out = np.zeros((b, 3, NUM_TILES), dtype=np.float32)
+    rows = np.arange(b)
+    shifts = np.arange(NUM_TILES, dtype=np.int64)
+    for r in range(1, n):
+        other = hands[rows, (np.asarray(seat) + r) % n]
+        out[:, r - 1] = (other[:, None] >> shifts) & 1
+    return out.reshape(b, PRIV_DIM)
+
+
 class ActorCritic(nn.Module):
     """Masked actor-critic MLP over the raw observation vector."""
 
@@ -88,9 +110,10 @@ class ActorCritic(nn.Module):
         self.register_buffer("in_scale", torch.as_tensor(scale))
         act = ACTIVATIONS[self.net.activation]
         sizes = [OBS_DIM, *self.net.hidden]
+        critic_in = OBS_DIM + (PRIV_DIM if self.net.privileged_critic else 0)
         gain = float(np.sqrt(2.0)) if self.net.activation != "tanh" else 1.0
         self.actor_body = _mlp(sizes, act)
-        self.critic_body = None if self.net.shared else _mlp(sizes, act)
+        self.critic_body = None if self.net.shared else _mlp([critic_in, *sizes[1:]], act)
         for body in (self.actor_body, self.critic_body):
             for m in body.modules() if body is not None else ():
                 if isinstance(m, nn.Linear):
@@ -98,22 +121,37 @@ class ActorCritic(nn.Module):
         self.policy_head = _init(nn.Linear(sizes[-1], NUM_ACTIONS), 0.01)
         self.value_head = _init(nn.Linear(sizes[-1], 1), 1.0)
 
-    def forward(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """(unmasked logits (B, 57), values (B,)) for raw observations (B, OBS_DIM)."""
+    def forward(
+        self, obs: torch.Tensor, priv: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """(unmasked logits (B, 57), values (B,)) for raw observations (B, OBS_DIM);
+        ``priv`` (B, PRIV_DIM) is required with a privileged critic."""
         x = obs * self.in_scale
         h = self.actor_body(x)
-        hv = h if self.critic_body is None else self.critic_body(x)
-        return self.policy_head(h), self.value_head(hv).squeeze(-1)
+        if self.critic_body is None:
+            return self.policy_head(h), self.value_head(h).squeeze(-1)
+        return self.policy_head(h), self._value(x, priv)
 
-    def value(self, obs: torch.Tensor) -> torch.Tensor:
+    def logits(self, obs: torch.Tensor) -> torch.Tensor:
+        """Unmasked action logits (the actor alone: all a player needs)."""
+        return self.policy_head(self.actor_body(obs * self.in_scale))
+
+    def value(self, obs: torch.Tensor, priv: torch.Tensor | None = None) -> torch.Tensor:
         x = obs * self.in_scale
-        hv = self.actor_body(x) if self.critic_body is None else self.critic_body(x)
-        return self.value_head(hv).squeeze(-1)
+        if self.critic_body is None:
+            return self.value_head(self.actor_body(x)).squeeze(-1)
+        return self._value(x, priv)
 
-    def masked_logits(self, obs: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, ...]:
-        """(masked logits, values); mask is (B, 57), nonzero = legal."""
-        logits, value = self(obs)
-        return mask_logits(logits, mask), value
+    def _value(self, x: torch.Tensor, priv: torch.Tensor | None) -> torch.Tensor:
+        if self.net.privileged_critic:
+            if priv is None:
+                raise ValueError("this critic is privileged: pass the other seats' hands (priv)")
+            x = torch.cat([x, priv], dim=-1)
+        return self.value_head(self.critic_body(x)).squeeze(-1)
+
+    def masked_logits(self, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """Action logits with illegal actions (mask == 0) at the dtype's minimum."""
+        return mask_logits(self.logits(obs), mask)
 
 
 def mask_logits(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
@@ -241,7 +279,7 @@ class PolicyAgent:
         is_np = not isinstance(obs, torch.Tensor)
         o = torch.as_tensor(obs, dtype=torch.float32, device=self.device)
         m = torch.as_tensor(mask, device=self.device)
-        masked, _ = self.model.masked_logits(o, m)
+        masked = self.model.masked_logits(o, m)
         actions = sample_actions(masked, self.generator, self.greedy)
         return actions.cpu().numpy() if is_np else actions
 

@@ -218,3 +218,35 @@ def test_greedy_batch_matches_the_greedy_bot() -> None:
     assert train.greedy_actions(masks).tolist() == expected
     picks = train.random_actions(rng, masks)
     assert np.all(masks[np.arange(300), picks] == 1)
+
+
+# ---------------------------------------------------------------- privileged critic
+
+
+def test_privileged_features_are_the_other_seats_hands_by_relative_seat() -> None:
+    from agents.policy import PRIV_DIM, privileged_features
+
+    hands = np.array([[0b1, 0b10, 0b100], [1 << 27, 1 << 5, 0]], dtype=np.int64)
+    feats = privileged_features(hands, np.array([1, 0])).reshape(2, 3, 28)
+    assert feats.shape == (2, 3, 28) and PRIV_DIM == 84
+    # game 0, seat 1: relative seat 1 is seat 2 (tile 2), relative seat 2 is seat 0 (tile 0)
+    assert np.flatnonzero(feats[0, 0]).tolist() == [2]
+    assert np.flatnonzero(feats[0, 1]).tolist() == [0]
+    assert not feats[0, 2].any()  # no fourth seat
+    assert np.flatnonzero(feats[1, 0]).tolist() == [5] and not feats[1, 1].any()
+
+
+def test_privileged_critic_is_never_needed_to_play() -> None:
+    from agents.policy import PolicyAgent
+
+    model = ActorCritic(NetConfig((8,), privileged_critic=True))
+    obs = torch.zeros(3, 122)
+    with pytest.raises(ValueError, match="privileged"):
+        model(obs)
+    logits, value = model(obs, torch.zeros(3, 84))
+    assert logits.shape == (3, 57) and value.shape == (3,)
+    mask = np.zeros(57, dtype=np.int8)
+    mask[56] = 1
+    assert PolicyAgent(model).act({"observation": np.zeros(122), "action_mask": mask}) == 56
+    with pytest.raises(ValueError, match="shared"):
+        NetConfig((8,), shared=True, privileged_critic=True)
