@@ -1,16 +1,17 @@
 """The batched Block engine: B independent games as arrays with a leading batch dimension.
 
-State per game (all int64): ``hands`` (B, n) 28-bit tile masks by absolute seat, ``played``
-(line tiles), ``left``/``right`` end values (-1 on the empty line), ``fit_left``/``fit_right``
+State per game (all int64): ``hands`` (B, n) 28-bit tile masks by absolute seat,
+``in_hands`` (their union), ``played`` (line tiles), ``ends`` (both open end values as one
+index ``(left + 1) * 8 + (right + 1)``, 0 on the empty line), ``fit_left``/``fit_right``
 (tiles that fit each end; on the empty line the opening choices and 0), ``current``,
 ``leader``, ``voids`` (7 bits per seat packed in one word), ``counts`` (tiles in hand, 3 bits
 per seat packed in one word), ``scores`` (B, n), ``out_of_play`` and ``hand_number``. The
 legal actions of the seat to act are kept as one 57-bit word per game (bit a = action a).
 
-Every operation works on all games at once; Python loops run only over seats (at most 4) or
-over the bisection steps of a bit search. The rules are those of ``block_env.rules``, and
-the observation is ``block_env.observation.encode`` bit for bit: ``tests/test_batched.py``
-checks both against the AEC env step by step.
+Every operation works on all games at once, mostly through small lookup tables
+(``layout``); Python loops run only over seats (at most 4). The rules are those of
+``block_env.rules`` and the observation is ``block_env.observation.encode`` bit for bit:
+``tests/test_batched.py`` checks both against the AEC env step by step.
 """
 
 from __future__ import annotations
@@ -21,13 +22,13 @@ import numpy as np
 
 from block_env.batched import layout as L
 from block_env.config import BlockConfig
-from block_env.observation import MAX_SEATS, OBS_DIM
+from block_env.observation import OBS_DIM
 from block_env.setup import Setup
 from block_env.tiles import NUM_ACTIONS, NUM_TILES, describe_action
 
 _LOW14 = (1 << 14) - 1
 _STATE_ARRAYS = (
-    "hands", "played", "left", "right", "fit_left", "fit_right", "current", "leader",
+    "hands", "in_hands", "played", "ends", "fit_left", "fit_right", "current", "leader",
     "voids", "counts", "scores", "out_of_play", "hand_number", "legal", "tail",
 )  # fmt: skip
 
@@ -41,7 +42,7 @@ class Engine:
         b = self.b = backend
         self.config = config
         self.n = n = config.num_players
-        self.num_envs = num_envs
+        self.num_envs = B = num_envs
         self.deals = deals
         self.auto_pass = auto_pass
         self.partnership = config.partnership
@@ -49,29 +50,31 @@ class Engine:
         self.hand_mode = config.episode == "hand"
         # lookup tables on the backend's device
         self.t_tile_bit = b.table(L.TILE_BIT)
-        self.t_tile_low = b.table(L.TILE_LOW)
-        self.t_tile_high = b.table(L.TILE_HIGH)
-        self.t_tile_sum = b.table(L.TILE_SUM)
-        self.t_with_value = b.table(L.WITH_VALUE)
-        self.t_value_bit = b.table(L.VALUE_BIT)
-        self.t_ends = b.table(L.ENDS_WORD)
-        self.t_spread = b.table(L.SPREAD14)
-        self.t_pop = b.table(L.POP14)
-        self.t_pips_lo = b.table(L.PIPS_LO14)
-        self.t_pips_hi = b.table(L.PIPS_HI14)
-        self.t_counts = b.table(L.COUNTS_F32)
+        self.t_next_ends = b.table(L.NEXT_ENDS)
+        self.t_fit_left = b.table(L.FIT_LEFT)
+        self.t_fit_right = b.table(L.FIT_RIGHT)
+        self.t_shown = b.table(L.SHOWN)
+        self.t_ends_word0 = b.table(L.ENDS_WORD0)
+        self.t_ends_word1 = b.table(L.ENDS_WORD1)
+        self.t_spread14 = b.table(L.SPREAD14)
+        self.t_pop14 = b.table(L.POP14)
+        self.t_pips_lo14 = b.table(L.PIPS_LO14)
+        self.t_pips_hi14 = b.table(L.PIPS_HI14)
+        self.t_counts_f32 = b.table(L.COUNTS_F32)
         self.t_open_rank = b.table(L.OPEN_RANK)
         self.t_team = b.table(np.array(config.teams, dtype=np.int64))
+        self.t_next_seat = b.table((np.arange(n, dtype=np.int64) + 1) % n)
         self.t_count_shift = b.table(L.COUNT_BITS * np.arange(n, dtype=np.int64))
         self.t_shifts28 = b.table(np.arange(NUM_TILES, dtype=np.int64))
         self.seats = b.arange(n)
-        self.rows = b.arange(num_envs)
+        self.rows = b.arange(B)
+        self.row_base = self.rows * n  # flat index of (game, seat 0) in (B, n) arrays
         # state
-        B = num_envs
         self.hands = b.zeros((B, n), "i64")
+        self.hands_flat = self.hands.reshape(-1)  # a view: writes go to ``hands``
+        self.in_hands = b.zeros(B, "i64")
         self.played = b.zeros(B, "i64")
-        self.left = b.zeros(B, "i64") - 1
-        self.right = b.zeros(B, "i64") - 1
+        self.ends = b.zeros(B, "i64")
         self.fit_left = b.zeros(B, "i64")
         self.fit_right = b.zeros(B, "i64")
         self.current = b.zeros(B, "i64")
@@ -82,8 +85,9 @@ class Engine:
         self.out_of_play = b.zeros(B, "i64")
         self.hand_number = b.zeros(B, "i64")
         self.legal = b.zeros(B, "i64")
-        # tail of the observation (scores, target, leader, ...) per game and observer
-        self.tail = b.zeros((B, n, L.TAIL_DIM), "f32")
+        # observation positions HEAD_END.. (scores, target, leader, ...) per game and
+        # observer, rebuilt when a hand starts, as rows (game * n + observer)
+        self.tail = b.zeros((B * n, L.TAIL_DIM), "f32")
 
     # ---- dealing ----------------------------------------------------------------------
     def reset(self, seed: int | None, setups: list[Setup | None] | None) -> None:
@@ -108,20 +112,20 @@ class Engine:
                     scores_np[i] = setup.scores
             hands, lots, scores = (b.from_numpy(x) for x in (hands_np, lots_np, scores_np))
         self._start_hands(rows, hands, lots, scores, b.zeros(self.num_envs, "i64"))
-        self.legal = self._legal_for(self.hands[rows, self.current])
+        self.legal = self._legal_for(b.take(self.hands_flat, self.row_base + self.current))
 
     def _start_hands(self, idx: Any, hands: Any, leader: Any, scores: Any, number: Any) -> None:
         b = self.b
-        k = int(idx.shape[0])
         if self.config.opener == "highest_double":
             leader, opening = self._opening(hands)
-            fit_left = self.t_tile_bit[opening]
+            fit_left = b.take(self.t_tile_bit, opening)
         else:
-            fit_left = b.zeros(k, "i64") + L.ALL
+            fit_left = b.zeros(int(idx.shape[0]), "i64") + L.ALL
+        dealt = hands.sum(1)  # the hands are disjoint: their sum is their union
         self.hands[idx] = hands
+        self.in_hands[idx] = dealt
         self.played[idx] = 0
-        self.left[idx] = -1
-        self.right[idx] = -1
+        self.ends[idx] = L.EMPTY_ENDS
         self.fit_left[idx] = fit_left
         self.fit_right[idx] = 0
         self.current[idx] = leader
@@ -129,10 +133,10 @@ class Engine:
         self.voids[idx] = 0
         self.counts[idx] = (self._popcount(hands) << self.t_count_shift).sum(1)
         self.scores[idx] = scores
-        self.out_of_play[idx] = NUM_TILES - self._popcount(hands.sum(1))
+        self.out_of_play[idx] = NUM_TILES - self._popcount(dealt)
         self.hand_number[idx] = number
         rows, seat = self._rows_by_seat(idx)
-        self.tail[idx] = self._tail(rows, seat, to_act=True).reshape(k, self.n, L.TAIL_DIM)
+        b.put(self.tail, rows * self.n + seat, self._tail(rows, seat, to_act=True))
 
     def _opening(self, hands: Any) -> tuple[Any, Any]:
         """(seat, tile) of the forced opening: highest double dealt, else heaviest tile."""
@@ -147,8 +151,6 @@ class Engine:
         """Apply one action per game (validated), finish hands, deal new ones.
         Returns (rewards (B, n) float32, terminated (B,) bool, info)."""
         b = self.b
-        n = self.n
-        rows = self.rows
         ok = (actions >= 0) & (actions < NUM_ACTIONS)
         a = b.where(ok, actions, 0)
         ok = ok & (((self.legal >> a) & 1) == 1)
@@ -156,41 +158,34 @@ class Engine:
             raise ValueError(self._illegal_message(actions, ok))
 
         c = self.current
+        flat = self.row_base + c
         tile = a >> 1
-        end = a & 1
-        is_pass = a == L.PASS_TILE * 2
-        bit = self.t_tile_bit[tile]  # 0 for a pass
-        actor_hand = self.hands[rows, c] ^ bit
-        self.hands[rows, c] = actor_hand
+        is_pass = tile == L.PASS_TILE
+        bit = b.take(self.t_tile_bit, tile)  # 0 for a pass
+        actor_hand = b.take(self.hands_flat, flat) ^ bit
+        b.put(self.hands_flat, flat, actor_hand)
+        self.in_hands = self.in_hands ^ bit
         self.played = self.played | bit
         self.counts = self.counts - ((bit >> tile) << (c * L.COUNT_BITS))
-        left, right = self.left, self.right
-        shown = self.t_value_bit[left + 1] | self.t_value_bit[right + 1]
-        self.voids = self.voids | (b.where(is_pass, shown, 0) << (c * L.VOID_BITS))
-        opening = left < 0
-        new_value = self.t_tile_sum[tile] - b.where(end == 1, right, left)
-        self.left = b.where(
-            opening, self.t_tile_low[tile], b.where(is_pass | (end == 1), left, new_value)
-        )
-        self.right = b.where(
-            opening, self.t_tile_high[tile], b.where(is_pass | (end == 0), right, new_value)
-        )
-        self.fit_left = self.t_with_value[self.left + 1]
-        self.fit_right = self.t_with_value[self.right + 1]
-        self.current = (c + 1) % n
+        ends = self.ends
+        shown = b.where(is_pass, b.take(self.t_shown, ends), 0)
+        self.voids = self.voids | (shown << (c * L.VOID_BITS))
+        self.ends = ends = b.take(self.t_next_ends, ends * NUM_ACTIONS + a)
+        self.fit_left = b.take(self.t_fit_left, ends)
+        self.fit_right = b.take(self.t_fit_right, ends)
+        self.current = b.take(self.t_next_seat, c)
 
         domino = actor_hand == 0
-        open_tiles = (self.fit_left | self.fit_right)[:, None]
-        stuck = ((self.hands & open_tiles) == 0).all(1)
+        stuck = (self.in_hands & (self.fit_left | self.fit_right)) == 0  # nobody can place
         ended = domino | stuck
 
-        rewards = b.zeros((self.num_envs, n), "f32")
+        rewards = b.zeros((self.num_envs, self.n), "f32")
         terminated = b.zeros(self.num_envs, "bool")
         info = self._blank_info()
         if b.any(ended):
             idx = b.nonzero(ended)
-            self._end_hands(idx, domino[idx], c[idx], rewards, terminated, info)
-        self.legal = self._legal_for(self.hands[rows, self.current])
+            self._end_hands(idx, b.take(domino, idx), b.take(c, idx), rewards, terminated, info)
+        self.legal = self._legal_for(b.take(self.hands_flat, self.row_base + self.current))
         if self.auto_pass:
             self._auto_pass()
         return rewards, terminated, info
@@ -204,10 +199,10 @@ class Engine:
             if not b.any(forced):
                 return
             c = self.current
-            shown = self.t_value_bit[self.left + 1] | self.t_value_bit[self.right + 1]
-            self.voids = self.voids | (b.where(forced, shown, 0) << (c * L.VOID_BITS))
-            self.current = b.where(forced, (c + 1) % self.n, c)
-            self.legal = self._legal_for(self.hands[self.rows, self.current])
+            shown = b.where(forced, b.take(self.t_shown, self.ends), 0)
+            self.voids = self.voids | (shown << (c * L.VOID_BITS))
+            self.current = b.where(forced, b.take(self.t_next_seat, c), c)
+            self.legal = self._legal_for(b.take(self.hands_flat, self.row_base + self.current))
 
     def _end_hands(
         self, idx: Any, domino: Any, actor: Any, rewards: Any, terminated: Any, info: dict
@@ -215,11 +210,9 @@ class Engine:
         """Score the hands that just ended (games ``idx``), fill rewards and info, and deal
         the next hand or, where the episode is over, a new match (same-step autoreset)."""
         b = self.b
-        n = self.n
         k = int(idx.shape[0])
-        ar = b.arange(k)
-        hands = self.hands[idx]
-        pips = self.t_pips_lo[hands & _LOW14] + self.t_pips_hi[hands >> 14]
+        hands = b.take_rows(self.hands, idx)
+        pips = b.take(self.t_pips_lo14, hands & _LOW14) + b.take(self.t_pips_hi14, hands >> 14)
         if self.partnership:
             side_pips = pips[:, :2] + pips[:, 2:]
             actor_side = actor % 2
@@ -230,13 +223,13 @@ class Engine:
         low = b.min1(side_pips)
         tied = (~domino) & ((side_pips == low[:, None]).sum(1) > 1)
         win_side = b.where(domino, actor_side, side_pips.argmin(1))
-        gained = b.where(domino, total - side_pips[ar, actor_side], total - 2 * low)
-        gained = b.where(tied, 0, gained)
+        actor_pips = b.take(side_pips.reshape(-1), b.arange(k) * side_pips.shape[1] + actor_side)
+        gained = b.where(tied, 0, b.where(domino, total - actor_pips, total - 2 * low))
         winner = b.where(tied, -1, b.where(domino, actor, win_side))
         on_win_side = (self.t_team[None, :] == win_side[:, None]) & (~tied)[:, None]
         points = b.where(on_win_side, gained[:, None], 0)
-        scores = self.scores[idx] + points
-        self.scores[idx] = scores
+        scores = b.take_rows(self.scores, idx) + points
+        b.put(self.scores, idx, scores)  # final observations show the updated scores
 
         if self.hand_mode:
             over = b.zeros(k, "bool") | True
@@ -254,7 +247,9 @@ class Engine:
             decided = over & (sides == 1)
             first = b.i64(is_top).argmax(1)
             match_winner = b.where(decided, first, -1)
-            winners = (self.t_team[None, :] == self.t_team[first][:, None]) & decided[:, None]
+            winners = (self.t_team[None, :] == b.take(self.t_team, first)[:, None]) & decided[
+                :, None
+            ]
 
         reward = self.config.reward
         if reward == "points":
@@ -278,9 +273,9 @@ class Engine:
             info["final_obs"] = self.final_observations(final)
 
         hands, lots = self.deals.draw(idx, over)
-        leader = b.where(over, lots, (self.leader[idx] + 1) % n)
+        leader = b.where(over, lots, b.take(self.t_next_seat, b.take(self.leader, idx)))
         scores = b.where(over[:, None], 0, scores)
-        number = b.where(over, 0, self.hand_number[idx] + 1)
+        number = b.where(over, 0, b.take(self.hand_number, idx) + 1)
         self._start_hands(idx, hands, leader, scores, number)
 
     def _spread(self, winner: Any, amount: Any) -> Any:
@@ -290,7 +285,7 @@ class Engine:
         valid = (winner >= 0) & (amount != 0)
         safe = b.where(winner >= 0, winner, 0)
         if self.partnership:
-            same = self.t_team[None, :] == self.t_team[safe][:, None]
+            same = self.t_team[None, :] == b.take(self.t_team, safe)[:, None]
             loss = -amount
         else:
             same = self.seats[None, :] == safe[:, None]
@@ -315,7 +310,11 @@ class Engine:
 
     # ---- legality ----------------------------------------------------------------------
     def _spread_bits(self, tiles: Any) -> Any:
-        return self.t_spread[tiles & _LOW14] | (self.t_spread[tiles >> 14] << 28)
+        """Tile t's bit moved to bit 2t (its action on the left end)."""
+        b = self.b
+        return b.take(self.t_spread14, tiles & _LOW14) | (
+            b.take(self.t_spread14, tiles >> 14) << 28
+        )
 
     def _legal_for(self, hand: Any) -> Any:
         """57-bit legal words of the seat to act holding ``hand``."""
@@ -325,16 +324,17 @@ class Engine:
         return self.b.where(word == 0, L.PASS_BIT, word)
 
     def _popcount(self, masks: Any) -> Any:
-        return self.t_pop[masks & _LOW14] + self.t_pop[masks >> 14]
+        b = self.b
+        return b.take(self.t_pop14, masks & _LOW14) + b.take(self.t_pop14, masks >> 14)
 
     # ---- observations ------------------------------------------------------------------
     def observe(self) -> tuple[Any, Any]:
         """(obs (B, OBS_DIM) float32, mask (B, 57) int8) of the seat to act in each game."""
         b = self.b
-        rows, cur = self.rows, self.current
+        flat = self.row_base + self.current
         obs = b.empty((self.num_envs, OBS_DIM), "f32")
-        self._head(obs, self.hands[rows, cur], rows, cur)
-        obs[:, L.HEAD_END :] = self.tail[rows, cur]
+        self._head(obs, b.take(self.hands_flat, flat), self.rows, self.current)
+        obs[:, L.HEAD_END :] = b.take_rows(self.tail, flat)
         return obs, b.unpack_mask(self.legal, NUM_ACTIONS)
 
     def final_observations(self, idx: Any) -> Any:
@@ -342,7 +342,7 @@ class Engine:
         nobody to act (what the AEC env shows each agent once the episode has ended)."""
         rows, seat = self._rows_by_seat(idx)
         obs = self.b.empty((int(rows.shape[0]), OBS_DIM), "f32")
-        self._head(obs, self.hands[rows, seat], rows, seat)
+        self._head(obs, self.b.take(self.hands_flat, rows * self.n + seat), rows, seat)
         obs[:, L.HEAD_END :] = self._tail(rows, seat, to_act=False)
         return obs.reshape(int(idx.shape[0]), self.n, OBS_DIM)
 
@@ -363,17 +363,17 @@ class Engine:
         """Write positions 0..HEAD_END-1 (hand, line, ends, counts, voids) of ``out``."""
         b = self.b
         every = rows is self.rows
-        played = self.played if every else self.played[rows]
-        left = self.left if every else self.left[rows]
-        right = self.right if every else self.right[rows]
-        voids = self.voids if every else self.voids[rows]
-        counts = self.counts if every else self.counts[rows]
-        ends = self.t_ends[(left + 1) * 8 + (right + 1)]
-        word0 = hand | (played << L.LINE0) | ((ends & ((1 << L.ENDS_SPLIT) - 1)) << L.ENDS0)
-        word1 = (ends >> L.ENDS_SPLIT) | (self._rotate(voids, L.VOID_BITS, seat) << L.VOIDS_SHIFT)
-        bits = b.unpack_bits(b.stack1([word0, word1]), scratch=every)
-        out[:, : L.HEAD_END] = bits[:, : L.HEAD_END]
-        out[:, L.COUNTS] = self.t_counts[self._rotate(counts, L.COUNT_BITS, seat)]
+        played = self.played if every else b.take(self.played, rows)
+        ends = self.ends if every else b.take(self.ends, rows)
+        voids = self.voids if every else b.take(self.voids, rows)
+        counts = self.counts if every else b.take(self.counts, rows)
+        words = b.empty((int(rows.shape[0]), 2), "i64")
+        words[:, 0] = hand | (played << L.LINE0) | b.take(self.t_ends_word0, ends)
+        words[:, 1] = b.take(self.t_ends_word1, ends) | (
+            self._rotate(voids, L.VOID_BITS, seat) << L.VOIDS_SHIFT
+        )
+        out[:, : L.HEAD_END] = b.unpack_bits(words, scratch=every)[:, : L.HEAD_END]
+        out[:, L.COUNTS] = b.take_rows(self.t_counts_f32, self._rotate(counts, L.COUNT_BITS, seat))
 
     def _tail(self, rows: Any, seat: Any, to_act: bool) -> Any:
         """Positions HEAD_END.. (scores, target, leader, to_act, seats, partnership,
@@ -383,22 +383,22 @@ class Engine:
         m = int(rows.shape[0])
         ar = b.arange(m)
         tail = b.zeros((m, L.TAIL_DIM), "f32")
-        rel = (seat[:, None] + self.seats[None, :]) % n
-        tail[:, L.T_SCORES : L.T_SCORES + n] = b.f32(self.scores[rows][ar[:, None], rel])
+        rel = (seat[:, None] + self.seats[None, :]) % n  # absolute seat of relative seat r
+        scores = b.take(self.scores.reshape(-1), rows[:, None] * n + rel)
+        tail[:, L.T_SCORES : L.T_SCORES + n] = b.f32(scores)
         tail[:, L.T_TARGET] = float(self.target)
-        tail[ar, L.T_LEADER + (self.leader[rows] - seat) % n] = 1.0
+        tail[ar, L.T_LEADER + (b.take(self.leader, rows) - seat) % n] = 1.0
         if to_act:
             tail[:, L.T_TO_ACT] = 1.0
         tail[:, L.T_SEATS : L.T_SEATS + n] = 1.0
         tail[:, L.T_PART] = float(self.partnership)
-        tail[:, L.T_OUT] = b.f32(self.out_of_play[rows])
+        tail[:, L.T_OUT] = b.f32(b.take(self.out_of_play, rows))
         return tail
 
     # ---- errors and inspection ---------------------------------------------------------
     def _illegal_message(self, actions: Any, ok: Any) -> str:
         b = self.b
-        ok_np = b.to_numpy(ok)
-        game = int(np.flatnonzero(~ok_np)[0])
+        game = int(np.flatnonzero(~b.to_numpy(ok))[0])
         action = int(b.to_numpy(actions)[game])
         seat = int(b.to_numpy(self.current)[game])
         word = int(b.to_numpy(self.legal)[game])
@@ -410,26 +410,22 @@ class Engine:
         )
 
     def snapshot(self) -> dict[str, np.ndarray]:
-        """The full state as numpy arrays (privileged: every hand). ``voids`` is unpacked to
-        (B, n) 7-bit masks and ``counts`` to (B, n) tile counts."""
+        """The full state as numpy arrays (privileged: every hand). ``left``/``right`` are
+        the end values (-1 on the empty line), ``voids`` (B, n) 7-bit masks and ``counts``
+        (B, n) tile counts."""
         b = self.b
+        ends = b.to_numpy(self.ends)
         voids = b.to_numpy(self.voids)
         counts = b.to_numpy(self.counts)
         seats = np.arange(self.n)
-        return {
-            "hands": b.to_numpy(self.hands).copy(),
-            "played": b.to_numpy(self.played).copy(),
-            "left": b.to_numpy(self.left).copy(),
-            "right": b.to_numpy(self.right).copy(),
-            "current": b.to_numpy(self.current).copy(),
-            "leader": b.to_numpy(self.leader).copy(),
-            "voids": (voids[:, None] >> (L.VOID_BITS * seats)) & 127,
-            "counts": (counts[:, None] >> (L.COUNT_BITS * seats)) & 7,
-            "scores": b.to_numpy(self.scores).copy(),
-            "out_of_play": b.to_numpy(self.out_of_play).copy(),
-            "hand_number": b.to_numpy(self.hand_number).copy(),
-            "legal": b.to_numpy(self.legal).copy(),
-        }
+        out = {name: b.to_numpy(getattr(self, name)).copy() for name in _STATE_ARRAYS[:-1]}
+        out.update(
+            left=L.ENDS_LEFT[ends],
+            right=L.ENDS_RIGHT[ends],
+            voids=(voids[:, None] >> (L.VOID_BITS * seats)) & 127,
+            counts=(counts[:, None] >> (L.COUNT_BITS * seats)) & 7,
+        )
+        return out
 
     def state_bytes(self) -> int:
         """Bytes held by the state arrays (grows linearly with the number of games)."""
@@ -438,6 +434,3 @@ class Engine:
             x = getattr(self, name)
             total += int(x.nbytes) if hasattr(x, "nbytes") else x.element_size() * x.nelement()
         return total
-
-
-assert MAX_SEATS == 4

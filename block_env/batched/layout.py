@@ -57,25 +57,62 @@ VOIDS_SHIFT = VOIDS0 - 64  # position of the voids in word 1
 
 # ---- per-action tables (index = action >> 1, so index 28 is PASS) -----------------------
 TILE_BIT = np.array([1 << t for t in range(NUM_TILES)] + [0], dtype=np.int64)
-TILE_LOW = np.array([a for a, _ in TILES] + [0], dtype=np.int64)
-TILE_HIGH = np.array([b for _, b in TILES] + [0], dtype=np.int64)
-TILE_SUM = TILE_LOW + TILE_HIGH
 
 # ---- per-value tables (index = value + 1, so index 0 is the empty line) -----------------
 WITH_VALUE = np.array([0, *TILES_WITH_VALUE], dtype=np.int64)
 VALUE_BIT = np.array([0] + [1 << v for v in range(NUM_VALUES)], dtype=np.int64)
 
 
+# ---- the two open ends as one index e = (left + 1) * 8 + (right + 1), 0 = empty line ----
+NUM_ENDS = 64
+EMPTY_ENDS = 0
+ENDS_LEFT = np.arange(NUM_ENDS, dtype=np.int64) // 8 - 1
+ENDS_RIGHT = np.arange(NUM_ENDS, dtype=np.int64) % 8 - 1
+
+
 def _ends_word(left: int, right: int) -> int:
+    """The 15 observation flags left_end one-hot, right_end one-hot, empty_line."""
     if left < 0:
         return 1 << 14
-    return (1 << left) | (1 << (7 + right))
+    return (1 << left) | (1 << (7 + max(right, 0)))
 
 
-# ENDS_WORD[(left + 1) * 8 + (right + 1)]: the 15 flags left_end, right_end, empty_line.
-ENDS_WORD = np.array(
-    [_ends_word(left, right) for left in range(-1, 7) for right in range(-1, 7)], dtype=np.int64
+_ENDS_WORD = np.array([_ends_word(lf, rt) for lf, rt in zip(ENDS_LEFT, ENDS_RIGHT)], np.int64)
+ENDS_WORD0 = (_ENDS_WORD & ((1 << (64 - ENDS0)) - 1)) << ENDS0  # part in head word 0
+ENDS_WORD1 = _ENDS_WORD >> (64 - ENDS0)  # part in head word 1
+# Tiles that fit each end (0 on the empty line, where the hand start sets the choices).
+FIT_LEFT = WITH_VALUE[ENDS_LEFT + 1]
+FIT_RIGHT = WITH_VALUE[ENDS_RIGHT + 1]
+# Values a pass shows the passer lacks: both ends' values.
+SHOWN = VALUE_BIT[ENDS_LEFT + 1] | VALUE_BIT[ENDS_RIGHT + 1]
+
+
+def _next_ends(e: int, action: int) -> int:
+    left, right = int(ENDS_LEFT[e]), int(ENDS_RIGHT[e])
+    if action == PASS:
+        return e
+    low, high = TILES[action // 2]
+    if left < 0:
+        return (low + 1) * 8 + (high + 1)
+    end_value = left if action % 2 == 0 else right
+    if end_value not in (low, high):
+        return e  # not a legal placement: never looked up
+    new_value = low + high - end_value
+    if action % 2 == 0:
+        return (new_value + 1) * 8 + (right + 1)
+    return (left + 1) * 8 + (new_value + 1)
+
+
+# NEXT_ENDS[e * 57 + action]: the ends index after playing ``action`` on ends ``e``.
+NEXT_ENDS = np.array(
+    [_next_ends(e, a) for e in range(NUM_ENDS) for a in range(NUM_ACTIONS)], dtype=np.int64
 )
+
+# SELECT8[byte * 8 + r]: position of the r-th set bit of ``byte`` (0 where there is none).
+SELECT8 = np.zeros(256 * 8, dtype=np.int64)
+for _byte in range(256):
+    for _r, _j in enumerate(j for j in range(8) if _byte >> j & 1):
+        SELECT8[_byte * 8 + _r] = _j
 
 # ---- 14-bit chunk tables (a 28-bit mask is two chunks) ----------------------------------
 _CHUNK = np.arange(1 << 14, dtype=np.int64)
