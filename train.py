@@ -467,8 +467,8 @@ class Collector:
             if rows.size:
                 priv = None
                 if self.privileged:
-                    hands = self.env.snapshot()["hands"]
-                    p = privileged_features(hands[rows], seat[rows])
+                    dealt = self.env.snapshot()["hands"]
+                    p = privileged_features(dealt[rows], seat[rows])
                     priv_b[t, rows] = p
                     priv = torch.from_numpy(p).to(self.device)
                 with torch.no_grad():
