@@ -170,10 +170,13 @@ def test_policy_network_masks_half_precision_too() -> None:
     assert sample_actions(masked.float()).tolist() == [56, 56]
 
 
-def test_rollout_actions_are_legal_and_returns_are_hand_points(tmp_path: Path) -> None:
+@pytest.mark.parametrize("privileged", [False, True])
+def test_rollout_actions_are_legal_and_returns_are_hand_points(
+    tmp_path: Path, privileged: bool
+) -> None:
     cfg = smoke(tmp_path, "gamma=1", "gae_lambda=1", "num_envs=16", "rollout_steps=40")
     torch.manual_seed(0)
-    model = ActorCritic(NetConfig((16,)))
+    model = ActorCritic(NetConfig((16,), privileged_critic=privileged))
     collector = train.Collector(cfg, model, "cpu", np.random.default_rng(0))
     collector.reset(seed=1)
     batch = collector.collect()
@@ -184,6 +187,9 @@ def test_rollout_actions_are_legal_and_returns_are_hand_points(tmp_path: Path) -
     points = batch.returns / cfg.reward_scale
     assert np.allclose(points, np.round(points), atol=1e-3)
     assert np.abs(points).max() <= 168
+    assert batch.priv.shape == (len(batch.actions), 84 if privileged else 0)
+    # Single-option moves are not decisions (skip_forced).
+    assert np.all(batch.mask.sum(1) >= 2)
 
 
 # ---------------------------------------------------------------- GAE bookkeeping
