@@ -166,7 +166,10 @@ class raw_env(AECEnv, EzPickle):
                 f"action {action!r} has type {type(action).__name__}: expected an int in "
                 f"0..{NUM_ACTIONS - 1}; legal actions: {list(rules.legal_actions(game))}"
             )
-        after = rules.apply_action(self.config, game, int(action))
+        action = int(action)
+        if not (0 <= action < NUM_ACTIONS and self.observe(agent)["action_mask"][action]):
+            rules.apply_action(self.config, game, action)  # raises, naming the legal actions
+        after = rules.apply_legal_action(self.config, game, action)
         self._cumulative_rewards[agent] = 0.0
         self._obs_cache = {}
         for a in self.agents:

@@ -183,10 +183,12 @@ def apply_action(config: BlockConfig, state: State, action: int) -> State:
     legal = legal_actions(state)
     if action not in legal:
         raise ValueError(_illegal_message(state, action, legal))
-    return _apply_legal(config, state, int(action))
+    return apply_legal_action(config, state, int(action))
 
 
-def _apply_legal(config: BlockConfig, state: State, action: int) -> State:
+def apply_legal_action(config: BlockConfig, state: State, action: int) -> State:
+    """``apply_action`` without the legality check, for callers that already checked the
+    action against the mask (the env does, with the mask it cached for the observation)."""
     seat = state.current
     n = config.num_players
     if action == PASS:
