@@ -68,8 +68,8 @@ class TrainConfig:
     partnership: bool = False
     opener: str = "rotate"
     # budget
-    total_steps: int = 20_000_000  # environment agent-steps (all seats, all games)
-    time_limit_min: float = 0.0  # stop training after this many minutes (0 = no limit)
+    total_steps: int = 30_000_000  # environment agent-steps (all seats, all games)
+    time_limit_min: float = 25.0  # stop training after this many minutes (0 = no limit)
     # rollouts
     num_envs: int = 512
     rollout_steps: int = 64  # environment steps per game per update
@@ -84,7 +84,7 @@ class TrainConfig:
     gamma: float = 1.0
     gae_lambda: float = 0.95
     epochs: int = 4
-    minibatch_size: int = 4096
+    minibatch_size: int = 1024
     clip: float = 0.2
     ent_coef: float = 0.01
     vf_coef: float = 0.5
@@ -692,9 +692,10 @@ def plot_curve(history: list[dict[str, Any]], path: Path) -> None:
     for ax in axes:
         ax.axhline(0, color="grey", lw=0.8)
         ax.grid(alpha=0.3)
-    axes[0].legend()
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=len(labels), frameon=False)
     fig.suptitle("Block self-play PPO: greedy policy vs baselines (duplicate deals)")
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.07, 1, 1))
     fig.savefig(path, dpi=100)
     plt.close(fig)
 
@@ -769,6 +770,8 @@ def train(cfg: TrainConfig, resume: str | bool | None = None, force: bool = Fals
                 f"--force, or pick another name=/run_dir="
             )
     out.mkdir(parents=True, exist_ok=True)
+    if state is None:
+        (out / "log.jsonl").unlink(missing_ok=True)  # a fresh (or --force) run starts a new log
     torch.manual_seed(cfg.seed)
     rng = np.random.default_rng(cfg.seed)
     net = NetConfig(tuple(cfg.hidden), cfg.activation, cfg.shared, False, cfg.privileged_critic)
@@ -1136,14 +1139,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("config", nargs="?", help="YAML config (default: the 2-player run)")
     parser.add_argument("overrides", nargs="*", help="key=value settings overriding the config")
     parser.add_argument(
-        "--resume",
-        nargs="?",
-        const=True,
-        default=None,
-        help="continue from the run folder's latest checkpoint, or from the given file",
+        "--resume", action="store_true", help="continue from the run folder's latest checkpoint"
+    )
+    parser.add_argument(
+        "--checkpoint", default=None, help="with --resume: continue from this checkpoint file"
     )
     parser.add_argument("--force", action="store_true", help="overwrite an existing run folder")
-    args = parser.parse_args(argv)
+    args = parser.parse_intermixed_args(argv)
     path, overrides = args.config, list(args.overrides)
     if path is not None and "=" in path and not Path(path).exists():
         overrides.insert(0, path)
@@ -1152,7 +1154,10 @@ def main(argv: list[str] | None = None) -> int:
         cfg = load_config(path, overrides)
     except ValueError as exc:
         parser.error(str(exc))
-    train(cfg, resume=args.resume, force=args.force)
+    if args.checkpoint is not None and not args.resume:
+        parser.error("--checkpoint goes with --resume")
+    resume = (args.checkpoint or True) if args.resume else None
+    train(cfg, resume=resume, force=args.force)
     return 0
 
 

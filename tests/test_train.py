@@ -57,7 +57,8 @@ def test_resume_continues_from_the_checkpoint(tmp_path: Path) -> None:
     state = torch.load(tmp_path / "run/checkpoints/latest.pt", weights_only=True)
     assert state["update"] == 2 and state["env_steps"] == 1024
     assert "optimizer" in state and state["config"]["name"] == "smoke"
-    train.train(smoke(tmp_path, "total_steps=2048"), resume=True)
+    # Through the command line, as a user would after a kill.
+    assert train.main([str(SMOKE), f"run_dir={tmp_path / 'run'}", "--resume"]) == 0
     updates = [
         json.loads(line)["update"] for line in (tmp_path / "run/log.jsonl").read_text().splitlines()
     ]
@@ -126,13 +127,17 @@ def test_unknown_keys_and_bad_values_are_rejected(tmp_path: Path) -> None:
         ("algo=dqn", "algo"),
         ("hidden=[0]", "hidden"),
         ("progress=maybe", "progress"),
+        ("shared=true", "shared"),
     ):
         with pytest.raises(ValueError, match=key):
             train.load_config(None, [override])
 
 
 def test_overrides_are_typed() -> None:
-    cfg = train.load_config(None, ["total_steps=1e6", "hidden=[64,32]", "lr=1e-3", "shared=true"])
+    cfg = train.load_config(
+        None,
+        ["total_steps=1e6", "hidden=[64,32]", "lr=1e-3", "shared=true", "privileged_critic=false"],
+    )
     assert cfg.total_steps == 1_000_000 and isinstance(cfg.total_steps, int)
     assert cfg.hidden == [64, 32] and cfg.lr == 1e-3 and cfg.shared is True
     assert train.load_config(None, ["hidden=128,128"]).hidden == [128, 128]
