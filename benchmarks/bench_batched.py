@@ -61,10 +61,16 @@ def bench_aec(config: dict, seconds: float, repeats: int, seed: int = 0) -> floa
 
 
 def bench_batched(
-    backend: str, num_envs: int, config: dict, seconds: float, repeats: int, device: str
+    backend: str,
+    num_envs: int,
+    config: dict,
+    seconds: float,
+    repeats: int,
+    device: str,
+    auto_pass: bool = False,
 ) -> dict[str, Any]:
     """Median agent-steps/s of the batched engine with in-backend random legal actions."""
-    env = BatchedEnv(num_envs, backend=backend, device=device, **config)
+    env = BatchedEnv(num_envs, backend=backend, device=device, auto_pass=auto_pass, **config)
     obs, mask, seat = env.reset(seed=0)
     sync = _sync(backend, device)
 
@@ -129,6 +135,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--repeats", type=int, default=None)
     parser.add_argument("--seconds", type=float, default=None, help="length of each timed run")
     parser.add_argument("--players", type=int, default=2)
+    parser.add_argument("--auto-pass", action="store_true", help="BatchedEnv(auto_pass=True)")
     args = parser.parse_args(argv)
     sizes = args.sizes or ([1, 64, 4096] if args.quick else [1, 64, 1024, 4096, 8192])
     repeats = args.repeats or (3 if args.quick else 5)
@@ -146,6 +153,7 @@ def main(argv: list[str] | None = None) -> None:
         f"# block-env batched benchmark: {config}, {platform.processor() or platform.machine()}, "
         f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.2f}, numpy {np.__version__}, "
         f"torch {torch_version}; medians of {repeats} x {seconds:.1f} s"
+        + ("; auto_pass (forced passes are not counted as agent steps)" if args.auto_pass else "")
     )
     aec = bench_aec(config, seconds, repeats)
     print()
@@ -154,7 +162,9 @@ def main(argv: list[str] | None = None) -> None:
     print(f"| AEC raw_env | 1 | {_fmt_rate(aec)} | 1.0 | - | - | - |")
     for backend in args.backends:
         for num_envs in sizes:
-            r = bench_batched(backend, num_envs, config, seconds, repeats, args.device)
+            r = bench_batched(
+                backend, num_envs, config, seconds, repeats, args.device, args.auto_pass
+            )
             peak = "-" if r["peak_bytes"] is None else f"{r['peak_bytes']:,.0f}"
             name = backend if backend == "numpy" else f"torch-{args.device}"
             print(

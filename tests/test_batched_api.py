@@ -32,6 +32,9 @@ def test_shapes_and_dtypes(backend: str) -> None:
     assert tuple(terminated.shape) == (5,)
     assert tuple(info["pips"].shape) == (5, 3) and tuple(info["match_winners"].shape) == (5, 3)
     assert tuple(info["final_obs"].shape)[1:] == (3, OBS_DIM)
+    space = env.single_observation_space
+    assert all(space.contains(row) for row in to_np(obs))
+    assert env.single_action_space.n == 57
     names = [str(x.dtype).split(".")[-1] for x in (obs, mask, seat, rewards, terminated)]
     assert names == ["float32", "int8", "int64", "float32", "bool"]
     if backend == "torch":

@@ -55,12 +55,13 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from gymnasium import spaces
 
 from block_env.batched.backend import make_backend
 from block_env.batched.deals import make_deals
 from block_env.batched.engine import Engine
 from block_env.config import BlockConfig
-from block_env.observation import OBS_DIM
+from block_env.observation import OBS_DIM, OBS_HIGH, OBS_LOW
 from block_env.setup import Setup, parse_reset_options
 from block_env.tiles import NUM_ACTIONS
 
@@ -115,6 +116,15 @@ class BatchedEnv:
     @property
     def device(self) -> Any:
         return self.backend.device
+
+    @property
+    def single_observation_space(self) -> spaces.Box:
+        """The space of one game's observation (as the AEC env's ``"observation"``)."""
+        return spaces.Box(OBS_LOW, OBS_HIGH, (OBS_DIM,), np.float32)
+
+    @property
+    def single_action_space(self) -> spaces.Discrete:
+        return spaces.Discrete(NUM_ACTIONS)
 
     def reset(self, seed: int | None = None, options: list | None = None) -> tuple[Any, Any, Any]:
         """Start a new episode in every game; returns (obs, mask, seat)."""
