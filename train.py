@@ -918,7 +918,7 @@ def finish(
         final.load_state_dict(best["weights"])
         chosen = f"best periodic evaluation (update {best['update']})"
     meta = {"config": asdict(cfg), "chosen": chosen, "train_wall_s": wall}
-    torch.save(policy_dict(final, meta), out / "policy.pt")
+    torch.save(policy_dict(final, meta, actor_only=True), out / "policy.pt")  # to play
     res = evaluate_against(final, cfg, cfg.eval_opponents, cfg.final_eval_hands, seed=1_000_000)
     lines = [
         f"python train.py run '{cfg.name}': {cfg.num_players} players, "

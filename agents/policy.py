@@ -180,13 +180,23 @@ def sample_actions(
 # ----------------------------------------------------------------------------- files
 
 
-def policy_dict(model: ActorCritic, meta: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """The policy file contents for ``model`` (weights on CPU)."""
+CRITIC_PREFIXES = ("critic_body.", "value_head.")
+
+
+def policy_dict(
+    model: ActorCritic, meta: Mapping[str, Any] | None = None, actor_only: bool = False
+) -> dict[str, Any]:
+    """The policy file contents for ``model`` (weights on CPU). ``actor_only`` leaves out
+    the critic (about half the size): enough to play, not to resume training."""
     net = asdict(model.net)
     net["hidden"] = list(net["hidden"])
+    weights = {k: v.detach().cpu() for k, v in model.state_dict().items()}
+    if actor_only:
+        weights = {k: v for k, v in weights.items() if not k.startswith(CRITIC_PREFIXES)}
     return {
         "format": FORMAT,
-        "weights": {k: v.detach().cpu() for k, v in model.state_dict().items()},
+        "actor_only": actor_only,
+        "weights": weights,
         "net": net,
         "obs_dim": OBS_DIM,
         "num_actions": NUM_ACTIONS,
@@ -195,12 +205,15 @@ def policy_dict(model: ActorCritic, meta: Mapping[str, Any] | None = None) -> di
 
 
 def save_policy(
-    path: str | Path, model: ActorCritic, meta: Mapping[str, Any] | None = None
+    path: str | Path,
+    model: ActorCritic,
+    meta: Mapping[str, Any] | None = None,
+    actor_only: bool = False,
 ) -> None:
     """Write a policy file that ``load`` reads."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    torch.save(policy_dict(model, meta), path)
+    torch.save(policy_dict(model, meta, actor_only), path)
 
 
 def model_from_dict(data: Mapping[str, Any]) -> ActorCritic:
@@ -217,7 +230,12 @@ def model_from_dict(data: Mapping[str, Any]) -> ActorCritic:
     net = dict(data["net"])
     net["hidden"] = tuple(net["hidden"])
     model = ActorCritic(NetConfig(**net))
-    model.load_state_dict(data["weights"])
+    if data.get("actor_only", False):
+        missing, unexpected = model.load_state_dict(data["weights"], strict=False)
+        if unexpected or any(not k.startswith(CRITIC_PREFIXES) for k in missing):
+            raise ValueError(f"policy weights do not fit the network: {missing + unexpected}")
+    else:
+        model.load_state_dict(data["weights"])
     model.eval()
     return model
 

@@ -42,6 +42,8 @@ def test_smoke_run_writes_checkpoint_policy_table_and_curve(tmp_path: Path) -> N
     # The saved policy plays through the public loader.
     import agents
 
+    saved = torch.load(run / "policy.pt", weights_only=True)
+    assert saved["actor_only"] and not any(k.startswith("critic") for k in saved["weights"])
     agent = agents.load(str(run / "policy.pt"))
     obs = np.zeros(122, dtype=np.float32)
     mask = np.zeros(57, dtype=np.int8)
