@@ -110,6 +110,18 @@ def test_bad_actions_raise_value_error_and_change_nothing(backend: str) -> None:
     env.step(good)  # the legal actions still work
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_sample_actions_rejects_masks_without_legal_actions(backend: str) -> None:
+    env = BatchedEnv(2, backend=backend)
+    _, mask, _ = env.reset(seed=0)
+    empty = mask * 0
+    empty[0] = mask[0]
+    with pytest.raises(ValueError, match="mask row 1 has no legal action"):
+        env.sample_actions(empty)
+    with pytest.raises(ValueError, match="shape"):
+        env.sample_actions(mask[0])
+
+
 def test_bad_reset_arguments_raise_value_error() -> None:
     env = BatchedEnv(2, num_players=2)
     with pytest.raises(RuntimeError, match="reset"):

@@ -87,9 +87,6 @@ class NumpyBackend:
     def copy(self, x: np.ndarray) -> np.ndarray:
         return x.copy()
 
-    def stack1(self, xs: list[np.ndarray]) -> np.ndarray:
-        return np.stack(xs, axis=1)
-
     def unpack_bits(self, words: np.ndarray, scratch: bool = False) -> np.ndarray:
         """(M, k) int64 words -> (M, 64 k) uint8 bits, bit j of word i at column 64 i + j."""
         m = words.shape[0]
@@ -113,7 +110,10 @@ class NumpyBackend:
 
     def sample_legal(self, rng: np.random.Generator, mask: np.ndarray) -> np.ndarray:
         """One uniformly random legal action per row of an int8 (M, 57) mask."""
-        packed = np.packbits(mask.view(np.uint8), axis=1, bitorder="little")
+        mask = np.asarray(mask)
+        _check_mask(tuple(mask.shape))
+        as_bytes = mask.view(np.uint8) if mask.dtype.itemsize == 1 else (mask != 0).view(np.uint8)
+        packed = np.packbits(as_bytes, axis=1, bitorder="little")
         return _select_random_bit(packed, rng.random(mask.shape[0]))
 
     def as_actions(self, actions: Any, num_envs: int) -> np.ndarray:
@@ -146,6 +146,8 @@ def _select_random_bit(packed: np.ndarray, u: np.ndarray) -> np.ndarray:
     per_byte = np.bitwise_count(packed).view(np.uint64)[:, 0]
     running = per_byte * np.uint64(0x0101010101010101)  # byte j: set bits in bytes 0..j
     total = (running >> np.uint64(56)).astype(np.int64)
+    if not total.all():
+        raise ValueError(f"mask row {int(np.argmin(total))} has no legal action to sample")
     rank = np.minimum((u * total).astype(np.int64), total - 1)  # of the chosen bit
     running_bytes = running.view(np.uint8).reshape(m, 8)
     byte = (running_bytes <= rank.astype(np.uint8)[:, None]).sum(1)  # byte holding it
@@ -153,6 +155,11 @@ def _select_random_bit(packed: np.ndarray, u: np.ndarray) -> np.ndarray:
     before = (running << np.uint64(8)).view(np.uint8).take(flat)  # set bits in earlier bytes
     chosen_byte = packed.reshape(-1).take(flat).astype(np.int64)
     return byte * 8 + _SELECT8.take(chosen_byte * 8 + rank - before)
+
+
+def _check_mask(shape: tuple[int, ...]) -> None:
+    if len(shape) != 2 or not 1 <= shape[1] <= 64:
+        raise ValueError(f"mask must have shape (M, 57), one row per game; got {shape}")
 
 
 def _check_actions(shape: tuple[int, ...], kind: str, num_envs: int) -> None:
@@ -257,9 +264,6 @@ class TorchBackend:
     def copy(self, x: Any) -> Any:
         return x.clone()
 
-    def stack1(self, xs: list[Any]) -> Any:
-        return self.torch.stack(xs, dim=1)
-
     def _unpack(self, words: Any, table: Any, scratch: bool) -> Any:
         """Byte-to-bits table lookup (much faster in torch than shifting int64 columns) into
         a scratch buffer that is reused: the caller copies what it keeps before the next
@@ -303,9 +307,12 @@ class TorchBackend:
     def sample_legal(self, rng: Any, mask: Any) -> Any:
         """One uniformly random legal action per row of an int8 (M, 57) mask."""
         torch = self.torch
-        running = mask.cumsum(1, dtype=torch.int16)  # legal actions up to each column
+        _check_mask(tuple(mask.shape))
+        running = (mask != 0).cumsum(1, dtype=torch.int16)  # legal actions up to each column
         u = torch.rand(mask.shape[0], generator=rng, device=self.device)
         count = running[:, -1]
+        if not bool(count.all()):
+            raise ValueError(f"mask row {int(count.argmin())} has no legal action to sample")
         rank = torch.minimum((u * count).to(torch.int16), count - 1)  # 0-based rank
         # rows of ``running`` are sorted: the chosen column is the first one above ``rank``
         return torch.searchsorted(running, rank[:, None], right=True)[:, 0]
