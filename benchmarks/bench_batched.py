@@ -135,12 +135,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--repeats", type=int, default=None)
     parser.add_argument("--seconds", type=float, default=None, help="length of each timed run")
     parser.add_argument("--players", type=int, default=2)
+    parser.add_argument("--episode", default="match", choices=["match", "hand"])
     parser.add_argument("--auto-pass", action="store_true", help="BatchedEnv(auto_pass=True)")
     args = parser.parse_args(argv)
     sizes = args.sizes or ([1, 64, 4096] if args.quick else [1, 64, 1024, 4096, 8192])
     repeats = args.repeats or (3 if args.quick else 5)
     seconds = args.seconds or (0.3 if args.quick else 1.0)
-    config = {"num_players": args.players}
+    config = {"num_players": args.players, "episode": args.episode}
     torch_version = "-"
     if "torch" in args.backends:
         import torch
