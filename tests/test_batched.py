@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers import CONFIGS, config_id, to_np
 
 import block_env
 from block_env.batched import BatchedEnv
@@ -17,34 +18,16 @@ from block_env.tiles import PASS, TILES
 
 # Every player count, opener, episode mode, reward mode, partnership and a custom target.
 DIFF_CONFIGS = [
-    {"num_players": 2},
-    {"num_players": 3},
-    {"num_players": 4},
-    {"num_players": 4, "partnership": True},
-    {"num_players": 2, "opener": "highest_double"},
-    {"num_players": 3, "opener": "highest_double", "reward": "points"},
+    *CONFIGS,
     {"num_players": 4, "opener": "highest_double", "partnership": True, "reward": "win"},
-    {"num_players": 2, "episode": "hand", "reward": "win"},
     {"num_players": 3, "episode": "hand"},
-    {"num_players": 4, "episode": "hand", "partnership": True, "reward": "points"},
     {"num_players": 4, "episode": "hand", "opener": "highest_double", "reward": "win"},
-    {"num_players": 3, "reward": "win", "target_score": 30},
     {"num_players": 2, "reward": "points", "target_score": 25},
     {"num_players": 4, "reward": "zero_sum", "target_score": 20},
 ]
 BACKENDS = ["numpy", "torch"]
 NUM_GAMES = 24
 NUM_STEPS = 260
-
-
-def config_id(cfg: dict) -> str:
-    return "-".join(f"{k}={v}" for k, v in cfg.items())
-
-
-def to_np(x) -> np.ndarray:
-    if type(x).__module__.startswith("torch"):
-        return x.cpu().numpy()
-    return np.asarray(x)
 
 
 def bits(x: np.ndarray) -> np.ndarray:

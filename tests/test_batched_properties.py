@@ -6,39 +6,16 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers import CONFIGS, config_id, tiles_of, to_np
 
 from block_env.batched import BatchedEnv
 from block_env.observation import FIELDS
 from block_env.tiles import PASS, TILES
 
 BACKENDS = ["numpy", "torch"]
-PROPERTY_CONFIGS = [
-    {"num_players": 2},
-    {"num_players": 3},
-    {"num_players": 4},
-    {"num_players": 4, "partnership": True},
-    {"num_players": 2, "opener": "highest_double"},
-    {"num_players": 3, "opener": "highest_double", "reward": "points"},
-    {"num_players": 2, "episode": "hand", "reward": "win"},
-    {"num_players": 4, "episode": "hand", "partnership": True, "reward": "points"},
-    {"num_players": 3, "reward": "win", "target_score": 30},
-]
+PROPERTY_CONFIGS = CONFIGS
 NUM_GAMES = 64
 NUM_STEPS = 150
-
-
-def config_id(cfg: dict) -> str:
-    return "-".join(f"{k}={v}" for k, v in cfg.items())
-
-
-def to_np(x) -> np.ndarray:
-    if type(x).__module__.startswith("torch"):
-        return x.cpu().numpy()
-    return np.asarray(x)
-
-
-def tiles_of(mask: int) -> set[int]:
-    return {t for t in range(28) if mask >> t & 1}
 
 
 def naive_opening(hands: list[set[int]]) -> int:

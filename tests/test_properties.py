@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers import CONFIGS, config_id
+from helpers import CONFIGS, config_id, tiles_of
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -13,10 +13,6 @@ import block_env
 from block_env.tiles import PASS, TILES
 
 GAMES_PER_CONFIG = 200
-
-
-def tiles_of(mask: int) -> set[int]:
-    return {i for i in range(28) if mask >> i & 1}
 
 
 def naive_legal(hand: set[int], left: int, right: int, forced: int) -> set[int]:
