@@ -116,7 +116,7 @@ def build_agent(spec: AgentSpec, env: Any = None, seed: int | None = None) -> An
         )
     try:
         return load(name, **kwargs)
-    except (FileNotFoundError, ValueError) as exc:
+    except (FileNotFoundError, ImportError, RuntimeError, ValueError) as exc:
         raise ValueError(
             f"agent {spec!r} cannot be built: {exc} (registered agents: "
             f"{', '.join(sorted(agents.REGISTRY))})"
