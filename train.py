@@ -3,6 +3,7 @@
     python train.py                                # default config (2 players)
     python train.py configs/3p.yaml total_steps=2e6 seed=1
     python train.py configs/2p.yaml --resume       # continue a killed run
+    python train.py configs/2p.yaml --force        # start again in an existing run folder
     python train.py configs/smoke.yaml algo=sb3    # sb3-contrib MaskablePPO on the wrapper
 
 What happens:
@@ -16,16 +17,22 @@ What happens:
 2. The learner's reward is the zero-sum points of the hand (scaled by ``reward_scale``),
    summed over everything that happens until its next decision; a hand is an episode for
    the advantage estimate (GAE with ``gamma`` ~ 1 inside a hand). Decisions whose hand has
-   not ended when the rollout stops are left out of that update.
+   not ended when the rollout stops are left out of that update, and a learner seat with a
+   single legal move plays it without a decision (``skip_forced``).
 3. PPO with masked logits (``torch.finfo(dtype).min`` on illegal actions) updates the
-   actor-critic of ``agents.policy``.
+   actor-critic of ``agents.policy``. The critic also sees the other seats' hands
+   (``privileged_critic``, training only: the actor, which is all a player uses, sees the
+   observation alone); this cuts the variance of the advantages, and was the change that
+   took the default run from about +0.5 to about +1.9 points per hand over ``greedy``.
 4. Every ``eval_every`` updates the greedy policy plays the baselines on duplicate deals
    (``block_env.evaluate``); TensorBoard, checkpoints (``--resume``) and the progress bar
    follow. At the end: ``policy.pt`` (the best evaluated policy when ``keep_best``), the
    final evaluation table (``eval.txt``/``eval.json``) and ``curve.png`` in the run folder.
 
 Config: ``TrainConfig`` below; YAML files in ``configs/`` (unknown keys are rejected) and
-``key=value`` overrides on the command line.
+``key=value`` overrides on the command line. Runs are deterministic for a seed on CPU, unless
+``time_limit_min`` cuts them short (it is a safety stop; the default run ends on
+``total_steps`` in about 19 minutes on a 2-core CPU).
 """
 
 from __future__ import annotations
