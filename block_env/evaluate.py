@@ -273,7 +273,7 @@ def _progress(total: int, enabled: bool, desc: str) -> Any:
         from tqdm import tqdm
     except ImportError:
         return None
-    return tqdm(total=total, desc=desc, unit="hand", leave=False, file=sys.stderr)
+    return tqdm(total=total, desc=desc, unit="game", leave=False, file=sys.stderr)
 
 
 def evaluate(
@@ -334,7 +334,7 @@ def evaluate(
     game_hands = np.zeros(deals)
     ties = np.zeros(deals)
     teams = cfg.teams
-    bar = _progress(deals * n, progress, "evaluate")
+    bar = _progress(deals * n, progress, " vs ".join(names))
     start = time.perf_counter()
     try:
         for d in range(deals):
@@ -526,8 +526,10 @@ def ladder(
     start = time.perf_counter()
     pairs = [(i, j) for i in range(k) for j in range(i + 1, k)]
     bar = _progress(len(pairs), progress, "ladder pairs")
+    if bar is not None:
+        bar.unit = "pair"
     for i, j in pairs:
-        common = dict(num_players=n, hands=hands, seed=seed, **config)
+        common = dict(num_players=n, hands=hands, seed=seed, progress=progress, **config)
         if n == 2 or partnership:
             res = evaluate([kept[i], kept[j]], labels=[names[i], names[j]], **common)
             m = res.stats[0].margin
