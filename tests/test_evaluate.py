@@ -190,3 +190,14 @@ def test_cli_writes_table_and_json(tmp_path, capsys: pytest.CaptureFixture) -> N
     lad = tmp_path / "l.json"
     main(["--ladder", "random", "greedy", "--hands", "60", "--json", str(lad), "--no-progress"])
     assert json.loads(lad.read_text())["agents"] == ["random", "greedy"]
+
+
+@pytest.mark.parametrize(("name", "players"), [("block-2p", 2), ("block-3p", 3)])
+def test_shipped_policies_load_and_beat_the_baselines(name: str, players: int) -> None:
+    agent = agents.load(name)
+    assert agent.name == name
+    vs_random = evaluate([name, "random"], num_players=players, hands=600, seed=77)
+    assert vs_random.stats[0].margin.lo > 1.0
+    if players == 2:
+        vs_greedy = evaluate([agent, "greedy"], hands=1000, seed=78)
+        assert vs_greedy.stats[0].margin.lo > 0.5
