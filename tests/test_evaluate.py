@@ -192,7 +192,7 @@ def test_cli_writes_table_and_json(tmp_path, capsys: pytest.CaptureFixture) -> N
     assert json.loads(lad.read_text())["agents"] == ["random", "greedy"]
 
 
-@pytest.mark.parametrize(("name", "players"), [("block-2p", 2), ("block-3p", 3)])
+@pytest.mark.parametrize(("name", "players"), [("block-2p", 2), ("block-3p", 3), ("block-4p", 4)])
 def test_shipped_policies_load_and_beat_the_baselines(name: str, players: int) -> None:
     agent = agents.load(name)
     assert agent.name == name
