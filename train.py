@@ -646,11 +646,19 @@ def evaluate_against(
 ) -> dict[str, dict[str, float]]:
     """Greedy policy vs each baseline on duplicate deals: margin and hand-win CIs."""
     from agents.policy import ActorCritic, PolicyAgent
-    from block_env.evaluate import evaluate
 
     cpu_model = ActorCritic(model.net)
     cpu_model.load_state_dict({k: v.detach().cpu() for k, v in model.state_dict().items()})
     agent = PolicyAgent(cpu_model, "cpu", greedy=True, name="policy")
+    return evaluate_agent(agent, cfg, opponents, hands, seed)
+
+
+def evaluate_agent(
+    agent: Any, cfg: TrainConfig, opponents: list[str], hands: int, seed: int
+) -> dict[str, dict[str, Any]]:
+    """``agent`` (one seat) vs each opponent on duplicate deals: margin and hand-win CIs."""
+    from block_env.evaluate import evaluate
+
     out = {}
     for opp in opponents:
         res = evaluate(
@@ -1092,33 +1100,8 @@ class SB3Agent:
         return int(action)
 
 
-def _sb3_results(agent: Any, cfg: TrainConfig, hands: int, seed: int) -> dict[str, Any]:
-    from block_env.evaluate import evaluate
-
-    out = {}
-    for opp in cfg.eval_opponents:
-        res = evaluate(
-            [agent, opp],
-            num_players=cfg.num_players,
-            hands=hands,
-            seed=seed,
-            partnership=cfg.partnership,
-            opener=cfg.opener,
-        )
-        s = res.stats[0]
-        out[opp] = {
-            "margin": s.margin.mean,
-            "lo": s.margin.lo,
-            "hi": s.margin.hi,
-            "hand_win": s.hand_win.mean,
-            "hands": res.hands,
-            "table": res.table(),
-        }
-    return out
-
-
 def _sb3_eval(agent: Any, cfg: TrainConfig, steps: int, start: float, bar: Any) -> dict:
-    res = _sb3_results(agent, cfg, cfg.eval_hands, 10_000)
+    res = evaluate_agent(agent, cfg, cfg.eval_opponents, cfg.eval_hands, 10_000)
     _say(
         bar,
         f"sb3 steps {steps:,} eval: "
@@ -1132,7 +1115,7 @@ def _sb3_eval(agent: Any, cfg: TrainConfig, steps: int, start: float, bar: Any) 
 
 
 def _sb3_final(agent: Any, cfg: TrainConfig) -> dict[str, Any]:
-    return _sb3_results(agent, cfg, cfg.final_eval_hands, 1_000_000)
+    return evaluate_agent(agent, cfg, cfg.eval_opponents, cfg.final_eval_hands, 1_000_000)
 
 
 # ============================================================================ CLI
