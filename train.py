@@ -681,6 +681,27 @@ def evaluate_agent(
     return out
 
 
+def write_results(
+    out: Path, cfg: TrainConfig, text: str, res: dict, history: list, wall: float, **extra: Any
+) -> dict[str, Any]:
+    """The run folder's final files: eval.txt (tables), eval.json (summary), curve.png."""
+    (out / "eval.txt").write_text(text + "\n", encoding="utf-8")
+    summary = {
+        "config": asdict(cfg),
+        **extra,
+        "train_wall_s": wall,
+        "final": {
+            k: {x: v[x] for x in ("margin", "lo", "hi", "hand_win", "hands")}
+            for k, v in res.items()
+        },
+        "history": history,
+    }
+    (out / "eval.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
+    plot_curve(history, out / "curve.png")
+    print(text)
+    return summary
+
+
 def plot_curve(history: list[dict[str, Any]], path: Path) -> None:
     """Evaluation margin (with 95% CI bands) against steps and wall time, as a PNG."""
     import matplotlib
@@ -943,20 +964,7 @@ def finish(
     ]
     lines += [v["table"] for v in res.values()]
     text = "\n\n".join([lines[0], *lines[2:]])
-    (out / "eval.txt").write_text(text + "\n", encoding="utf-8")
-    summary = {
-        "config": asdict(cfg),
-        "policy": chosen,
-        "train_wall_s": wall,
-        "final": {
-            k: {x: v[x] for x in ("margin", "lo", "hi", "hand_win", "hands")}
-            for k, v in res.items()
-        },
-        "history": history,
-    }
-    (out / "eval.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
-    plot_curve(history, out / "curve.png")
-    print(text)
+    summary = write_results(out, cfg, text, res, history, wall, policy=chosen)
     print(f"\nrun folder: {out}")
     return summary
 
@@ -1066,20 +1074,7 @@ def train_sb3(cfg: TrainConfig, force: bool = False) -> dict[str, Any]:
         f"python train.py algo=sb3 run '{cfg.name}': {model.num_timesteps:,} learner steps, "
         f"{wall / 60:.1f} min\n\n" + "\n\n".join(v["table"] for v in res.values())
     )
-    (out / "eval.txt").write_text(text + "\n", encoding="utf-8")
-    summary = {
-        "config": asdict(cfg),
-        "train_wall_s": wall,
-        "final": {
-            k: {x: v[x] for x in ("margin", "lo", "hi", "hand_win", "hands")}
-            for k, v in res.items()
-        },
-        "history": history,
-    }
-    (out / "eval.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
-    plot_curve(history, out / "curve.png")
-    print(text)
-    return summary
+    return write_results(out, cfg, text, res, history, wall)
 
 
 class SB3Agent:
