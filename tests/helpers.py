@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from block_env.tiles import TILES
+
 CONFIGS = [
     {"num_players": 2},
     {"num_players": 3},
@@ -36,3 +38,21 @@ def tiles_of(mask: int) -> set[int]:
 def random_legal(obs: dict, rng: np.random.Generator) -> int:
     legal = np.flatnonzero(obs["action_mask"])
     return int(legal[rng.integers(len(legal))])
+
+
+def naive_points(sides: list[int], hands: list[set[int]], domino: int | None) -> list[int]:
+    """Points by seat of a finished hand, straight from RULES.md (sides = team of each seat)."""
+    pips = [sum(sum(TILES[t]) for t in h) for h in hands]
+    totals: dict[int, int] = {}
+    for seat, side in enumerate(sides):
+        totals[side] = totals.get(side, 0) + pips[seat]
+    if domino is not None:
+        win = sides[domino]
+        gain = sum(v for k, v in totals.items() if k != win)
+    else:
+        low = min(totals.values())
+        if list(totals.values()).count(low) > 1:
+            return [0] * len(sides)
+        win = next(k for k, v in totals.items() if v == low)
+        gain = sum(v for k, v in totals.items() if k != win) - low
+    return [gain if sides[s] == win else 0 for s in range(len(sides))]

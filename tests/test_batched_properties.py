@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers import CONFIGS, config_id, tiles_of, to_np
+from helpers import CONFIGS, config_id, naive_points, tiles_of, to_np
 
 from block_env.batched import BatchedEnv
 from block_env.observation import FIELDS
@@ -44,23 +44,6 @@ def naive_play(left: int, right: int, action: int) -> tuple[int, int]:
     if action % 2 == 0:
         return (b if a == left else a), right
     return left, (b if a == right else a)
-
-
-def naive_points(sides: list[int], hands: list[set[int]], domino: int | None) -> list[int]:
-    pips = [sum(sum(TILES[t]) for t in h) for h in hands]
-    totals: dict[int, int] = {}
-    for seat, side in enumerate(sides):
-        totals[side] = totals.get(side, 0) + pips[seat]
-    if domino is not None:
-        win = sides[domino]
-        gain = sum(v for k, v in totals.items() if k != win)
-    else:
-        low = min(totals.values())
-        if list(totals.values()).count(low) > 1:
-            return [0] * len(sides)
-        win = next(k for k, v in totals.items() if v == low)
-        gain = sum(v for k, v in totals.items() if k != win) - low
-    return [gain if sides[s] == win else 0 for s in range(len(sides))]
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers import CONFIGS, config_id, tiles_of
+from helpers import CONFIGS, config_id, naive_points, tiles_of
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -25,25 +25,6 @@ def naive_legal(hand: set[int], left: int, right: int, forced: int) -> set[int]:
 
 def can_place(hand: set[int], left: int, right: int) -> bool:
     return any(left in TILES[t] or right in TILES[t] for t in hand)
-
-
-def naive_points(cfg, hands: list[set[int]], domino_seat: int | None) -> list[int]:
-    pips = [sum(sum(TILES[t]) for t in h) for h in hands]
-    n = cfg.num_players
-    side = [s % 2 for s in range(n)] if cfg.partnership else list(range(n))
-    totals: dict[int, int] = {}
-    for s in range(n):
-        totals[side[s]] = totals.get(side[s], 0) + pips[s]
-    if domino_seat is not None:
-        win = side[domino_seat]
-        gain = sum(v for k, v in totals.items() if k != win)
-    else:
-        low = min(totals.values())
-        if list(totals.values()).count(low) > 1:
-            return [0] * n
-        win = next(k for k, v in totals.items() if v == low)
-        gain = sum(v for k, v in totals.items() if k != win) - low
-    return [gain if side[s] == win else 0 for s in range(n)]
 
 
 def check_episode(cfg_kwargs: dict, seed: int) -> int:
@@ -96,7 +77,8 @@ def check_episode(cfg_kwargs: dict, seed: int) -> int:
         result = env.infos["player_0"]["hand_result"]
         assert all(env.infos[a]["hand_result"] == result for a in env.possible_agents)
         assert result["blocked"] == blocked
-        points = naive_points(cfg, after_hands, seat if domino else None)
+        sides = [s % 2 for s in range(n)] if cfg.partnership else list(range(n))
+        points = naive_points(sides, after_hands, seat if domino else None)
         assert result["points"] == points
         scores = env.scores
         assert scores == [s + p for s, p in zip(scores_before, points)]
