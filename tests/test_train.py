@@ -16,12 +16,14 @@ sys.path.insert(0, str(ROOT))
 
 import train  # noqa: E402
 from agents.policy import ActorCritic, NetConfig, mask_logits, sample_actions  # noqa: E402
+from block_env.training import ppo  # noqa: E402
+from block_env.training.config import TrainConfig, load_config  # noqa: E402
 
 SMOKE = ROOT / "configs" / "smoke.yaml"
 
 
-def smoke(tmp_path: Path, *overrides: str) -> train.TrainConfig:
-    return train.load_config(SMOKE, [f"run_dir={tmp_path / 'run'}", *overrides])
+def smoke(tmp_path: Path, *overrides: str) -> TrainConfig:
+    return load_config(SMOKE, [f"run_dir={tmp_path / 'run'}", *overrides])
 
 
 # ---------------------------------------------------------------- smoke, resume, outputs
@@ -79,7 +81,7 @@ def test_checkpoint_from_another_config_is_rejected(tmp_path: Path) -> None:
 
 def test_same_seed_same_weights_on_cpu(tmp_path: Path) -> None:
     def weights(sub: str) -> dict:
-        cfg = train.load_config(SMOKE, [f"run_dir={tmp_path / sub}", "total_steps=1024"])
+        cfg = load_config(SMOKE, [f"run_dir={tmp_path / sub}", "total_steps=1024"])
         train.train(cfg)
         return torch.load(tmp_path / sub / "checkpoints/latest.pt", weights_only=True)["policy"]
 
@@ -98,14 +100,14 @@ def test_sb3_algo_trains_and_evaluates(tmp_path: Path) -> None:
 
 
 def test_default_config_is_two_players_and_matches_2p_yaml() -> None:
-    default = train.load_config(None, [])
+    default = load_config(None, [])
     assert default.num_players == 2
-    assert asdict(train.load_config(ROOT / "configs" / "2p.yaml")) == asdict(default)
+    assert asdict(load_config(ROOT / "configs" / "2p.yaml")) == asdict(default)
 
 
 @pytest.mark.parametrize("name", ["2p", "3p", "4p", "partnership", "smoke", "long_2p"])
 def test_shipped_configs_load(name: str) -> None:
-    cfg = train.load_config(ROOT / "configs" / f"{name}.yaml")
+    cfg = load_config(ROOT / "configs" / f"{name}.yaml")
     assert cfg.num_players in (2, 3, 4)
     if name == "partnership":
         assert cfg.partnership and cfg.num_players == 4
@@ -113,11 +115,11 @@ def test_shipped_configs_load(name: str) -> None:
 
 def test_unknown_keys_and_bad_values_are_rejected(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="unknown config key.*learning_rate"):
-        train.load_config(None, ["learning_rate=0.1"])
+        load_config(None, ["learning_rate=0.1"])
     bad = tmp_path / "bad.yaml"
     bad.write_text("num_players: 2\nbatchsize: 3\n")
     with pytest.raises(ValueError, match="batchsize"):
-        train.load_config(bad)
+        load_config(bad)
     for override, key in (
         ("num_players=5", "num_players"),
         ("lr=-1", "lr"),
@@ -132,22 +134,21 @@ def test_unknown_keys_and_bad_values_are_rejected(tmp_path: Path) -> None:
         ("shared=true", "shared"),
     ):
         with pytest.raises(ValueError, match=key):
-            train.load_config(None, [override])
+            load_config(None, [override])
 
 
 def test_overrides_are_typed() -> None:
-    cfg = train.load_config(
+    cfg = load_config(
         None,
         ["total_steps=1e6", "hidden=[64,32]", "lr=1e-3", "shared=true", "privileged_critic=false"],
     )
     assert cfg.total_steps == 1_000_000 and isinstance(cfg.total_steps, int)
     assert cfg.hidden == [64, 32] and cfg.lr == 1e-3 and cfg.shared is True
-    assert train.load_config(None, ["hidden=128,128"]).hidden == [128, 128]
+    assert load_config(None, ["hidden=128,128"]).hidden == [128, 128]
 
 
 def test_cli_reports_config_errors(capsys: pytest.CaptureFixture) -> None:
-    with pytest.raises(SystemExit):
-        train.main([str(SMOKE), "no_such_key=1"])
+    assert train.main([str(SMOKE), "no_such_key=1"]) == 2
     assert "no_such_key" in capsys.readouterr().err
 
 
@@ -184,7 +185,7 @@ def test_rollout_actions_are_legal_and_returns_are_hand_points(
     cfg = smoke(tmp_path, "gamma=1", "gae_lambda=1", "num_envs=16", "rollout_steps=40")
     torch.manual_seed(0)
     model = ActorCritic(NetConfig((16,), privileged_critic=privileged))
-    collector = train.Collector(cfg, model, "cpu", np.random.default_rng(0))
+    collector = ppo.Collector(cfg, model, "cpu", np.random.default_rng(0))
     collector.reset(seed=1)
     batch = collector.collect()
     assert len(batch.actions) > 0 and batch.hands > 0
@@ -211,11 +212,11 @@ def test_gae_follows_each_seats_own_decisions() -> None:
     values = np.array([[0.5], [0.1], [0.2], [0.3], [0.9]], dtype=np.float32)
     rewards = np.array([[0.0], [0.0], [2.0], [-2.0], [0.0]], dtype=np.float32)
     dones = np.array([[False], [False], [True], [True], [False]])
-    adv, trainable = train.gae(rewards, values, dones, valid, seats, 2, 1.0, 1.0)
+    adv, trainable = ppo.gae(rewards, values, dones, valid, seats, 2, 1.0, 1.0)
     returns = adv + values
     assert returns[:4, 0].tolist() == pytest.approx([2.0, -2.0, 2.0, -2.0])
     assert trainable[:, 0].tolist() == [True, True, True, True, False]
-    adv_half, _ = train.gae(rewards, values, dones, valid, seats, 2, 1.0, 0.5)
+    adv_half, _ = ppo.gae(rewards, values, dones, valid, seats, 2, 1.0, 0.5)
     # seat 0: delta0 = 0 + V(t=2) - V(t=0) = -0.3; delta2 = 2 - 0.2 = 1.8 -> A0 = -0.3 + 0.9
     assert adv_half[0, 0] == pytest.approx(-0.3 + 0.5 * 1.8)
 
@@ -228,8 +229,8 @@ def test_greedy_batch_matches_the_greedy_bot() -> None:
     masks[masks.sum(1) == 0, 56] = 1
     bot = GreedyAgent()
     expected = [bot.act({"observation": np.zeros(122), "action_mask": m}) for m in masks]
-    assert train.greedy_actions(masks).tolist() == expected
-    picks = train.random_actions(rng, masks)
+    assert ppo.greedy_actions(masks).tolist() == expected
+    picks = ppo.random_actions(rng, masks)
     assert np.all(masks[np.arange(300), picks] == 1)
 
 

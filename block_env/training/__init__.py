@@ -1,0 +1,14 @@
+"""The training stack behind ``python train.py``: one file per training engine, plus the
+plumbing they share, written once.
+
+* ``config``: ``TrainConfig`` (every setting of a run), YAML/``key=value`` loading, checks.
+* ``errors``: the exceptions that ``train.py`` turns into one line and an exit status.
+* ``runs``: the run folder (lock, log, checkpoints, signals), device, progress bar,
+  TensorBoard.
+* ``results``: evaluation against the baseline bots, the final tables and learning curve.
+* ``ppo``: self-play PPO on the batched engine (``algo: ppo``, the default).
+* ``sb3``: sb3-contrib ``MaskablePPO`` on the single-agent wrapper (``algo: sb3``).
+
+Each engine exposes ``train_<algo>(cfg, resume=..., force=...) -> dict`` (the final summary);
+``train.py`` picks one by ``cfg.algo``. Nothing here imports ``train.py``.
+"""

@@ -1,0 +1,287 @@
+"""``TrainConfig``: every setting of a training run, with its checks.
+
+Settings come from the defaults below (the default 2-player run), then a YAML file, then
+``key=value`` overrides; unknown keys and values that cannot work are refused here, before
+anything runs, with a ``ConfigError`` (a ``ValueError``) naming the key and what is allowed.
+"""
+
+from __future__ import annotations
+
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from block_env.training.errors import ConfigError, ConfigFileMissing
+
+OPPONENT_KINDS = ("self", "snapshot", "random", "greedy", "rules")
+BASELINES = ("random", "greedy", "rules")
+ALGOS = ("ppo", "sb3", "rllib")
+
+
+@dataclass
+class TrainConfig:
+    """Every setting of a run. The defaults are the default (2-player) run."""
+
+    name: str = "2p"
+    run_dir: str = "runs/{name}"  # {name} is replaced by the name
+    algo: str = "ppo"  # "ppo" (batched-engine self-play), "sb3" (MaskablePPO), "rllib"
+    seed: int = 0
+    device: str = "auto"  # auto = cuda when available, else cpu
+    threads: int = 1  # torch CPU threads
+    # game
+    num_players: int = 2
+    partnership: bool = False
+    opener: str = "rotate"
+    # budget
+    total_steps: int = 30_000_000  # environment agent-steps (all seats, all games)
+    time_limit_min: float = 25.0  # stop training after this many minutes (0 = no limit)
+    # rollouts
+    num_envs: int = 512
+    rollout_steps: int = 64  # environment steps per game per update
+    # network (agents.policy.NetConfig)
+    hidden: list[int] = field(default_factory=lambda: [256, 256])
+    activation: str = "relu"
+    shared: bool = False
+    privileged_critic: bool = True  # the critic also sees the other hands (training only)
+    # PPO
+    lr: float = 3e-4
+    anneal_lr: bool = True
+    gamma: float = 1.0
+    gae_lambda: float = 0.95
+    epochs: int = 4
+    minibatch_size: int = 1024
+    clip: float = 0.2
+    ent_coef: float = 0.01
+    vf_coef: float = 0.5
+    max_grad_norm: float = 0.5
+    reward_scale: float = 0.05
+    target_kl: float = 0.0  # stop an update's epochs early past this KL (0 = never)
+    skip_forced: bool = True  # a learner seat with one legal action moves without a decision
+    # self-play
+    opponents: dict[str, float] = field(
+        default_factory=lambda: {
+            "self": 0.3,
+            "snapshot": 0.3,
+            "random": 0.1,
+            "greedy": 0.15,
+            "rules": 0.15,
+        }
+    )
+    snapshot_every: int = 10  # updates between snapshots added to the pool
+    pool_size: int = 20
+    # evaluation, logging, checkpoints
+    eval_every: int = 25  # updates
+    eval_hands: int = 1000
+    eval_opponents: list[str] = field(default_factory=lambda: ["random", "greedy", "rules"])
+    final_eval_hands: int = 4000
+    keep_best: bool = True  # final policy = best periodic evaluation (mean margin)
+    checkpoint_every: int = 10  # updates
+    progress: bool = True
+    tensorboard: bool = True
+    # sb3 only
+    sb3_envs: int = 8
+    sb3_n_steps: int = 256
+    # rllib only (block_env.training.rllib adds its keys here)
+
+
+# Keys that may change when a run is resumed; every other key must match the checkpoint.
+RESUMABLE = {
+    "total_steps",
+    "time_limit_min",
+    "eval_every",
+    "eval_hands",
+    "final_eval_hands",
+    "checkpoint_every",
+    "progress",
+    "tensorboard",
+    "device",
+    "threads",
+}
+
+
+def _field_types() -> dict[str, Any]:
+    return typing.get_type_hints(TrainConfig)
+
+
+def _coerce(key: str, value: Any, kind: Any) -> Any:
+    """``value`` as the field's type, or ValueError naming the key, value and type."""
+    origin = typing.get_origin(kind)
+    bad = ConfigError(f"config {key}={value!r} is not allowed: expected {_type_name(kind)}")
+    if kind is bool:
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.lower() in ("true", "false"):
+            return value.lower() == "true"
+        raise bad
+    if kind is int:
+        if isinstance(value, str):
+            try:
+                value = float(value)
+            except ValueError:
+                raise bad from None
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise bad
+        if isinstance(value, float) and (not value.is_integer()):
+            raise bad
+        return int(value)
+    if kind is float:
+        if isinstance(value, str):
+            try:
+                return float(value)
+            except ValueError:
+                raise bad from None
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise bad
+        return float(value)
+    if kind is str:
+        if not isinstance(value, str):
+            raise bad
+        return value
+    if origin is list:
+        (item,) = typing.get_args(kind)
+        if isinstance(value, str):
+            value = [v for v in value.split(",") if v.strip()]
+        if not isinstance(value, (list, tuple)):
+            raise bad
+        return [_coerce(key, v.strip() if isinstance(v, str) else v, item) for v in value]
+    if origin is dict:
+        _, vkind = typing.get_args(kind)
+        if not isinstance(value, dict):
+            raise bad
+        return {str(k): _coerce(f"{key}.{k}", v, vkind) for k, v in value.items()}
+    raise bad
+
+
+def _type_name(kind: Any) -> str:
+    return getattr(kind, "__name__", None) or str(kind).replace("typing.", "")
+
+
+def validate(cfg: TrainConfig) -> TrainConfig:
+    """Range checks; ValueError naming the key, the value and what is allowed."""
+
+    def need(ok: bool, key: str, allowed: str) -> None:
+        if not ok:
+            raise ConfigError(f"config {key}={getattr(cfg, key)!r} is not allowed: {allowed}")
+
+    need(cfg.algo in ALGOS, "algo", f"use one of {', '.join(ALGOS)}")
+    need(cfg.num_players in (2, 3, 4), "num_players", "use 2, 3 or 4")
+    need(not cfg.partnership or cfg.num_players == 4, "partnership", "needs num_players=4")
+    need(cfg.opener in ("rotate", "highest_double"), "opener", "use rotate or highest_double")
+    need(
+        cfg.device == "auto" or cfg.device.split(":")[0] in ("cpu", "cuda"),
+        "device",
+        "use auto, cpu, cuda or cuda:N",
+    )
+    for key in (
+        "threads",
+        "num_envs",
+        "rollout_steps",
+        "epochs",
+        "minibatch_size",
+        "snapshot_every",
+        "pool_size",
+        "eval_every",
+        "eval_hands",
+        "final_eval_hands",
+        "checkpoint_every",
+        "total_steps",
+        "sb3_envs",
+        "sb3_n_steps",
+    ):
+        need(getattr(cfg, key) >= 1, key, "use a positive int")
+    for key in ("lr", "clip", "reward_scale"):
+        need(getattr(cfg, key) > 0, key, "use a positive number")
+    for key in ("ent_coef", "vf_coef", "max_grad_norm", "target_kl", "time_limit_min"):
+        need(getattr(cfg, key) >= 0, key, "use a number >= 0")
+    need(0 <= cfg.gamma <= 1, "gamma", "use a number in [0, 1]")
+    need(0 <= cfg.gae_lambda <= 1, "gae_lambda", "use a number in [0, 1]")
+    need(bool(cfg.hidden) and all(h >= 1 for h in cfg.hidden), "hidden", "use positive ints")
+    need(not (cfg.shared and cfg.privileged_critic), "shared", "needs privileged_critic=false")
+    need(cfg.activation in ("relu", "tanh", "gelu"), "activation", "use relu, tanh or gelu")
+    unknown = sorted(set(cfg.opponents) - set(OPPONENT_KINDS))
+    need(not unknown, "opponents", f"unknown kinds {unknown}; use {', '.join(OPPONENT_KINDS)}")
+    need(
+        all(w >= 0 for w in cfg.opponents.values()) and sum(cfg.opponents.values()) > 0,
+        "opponents",
+        "weights must be >= 0 with a positive sum",
+    )
+    unknown = sorted(set(cfg.eval_opponents) - set(BASELINES))
+    need(not unknown, "eval_opponents", f"unknown agents {unknown}; use {', '.join(BASELINES)}")
+    return cfg
+
+
+def config_from_dict(data: dict[str, Any]) -> TrainConfig:
+    """A validated config from a mapping; unknown keys raise ValueError listing them."""
+    if not isinstance(data, dict):
+        raise ConfigError(
+            f"a config must be a mapping of keys to values, got {type(data).__name__}"
+        )
+    types = _field_types()
+    unknown = sorted(set(data) - set(types))
+    if unknown:
+        raise ConfigError(
+            f"unknown config key(s) {', '.join(unknown)}: allowed keys are {', '.join(types)}"
+        )
+    values = {k: _coerce(k, v, types[k]) for k, v in data.items()}
+    return validate(TrainConfig(**values))
+
+
+def parse_overrides(items: list[str]) -> dict[str, Any]:
+    """``["total_steps=1e6", "hidden=[128,128]"]`` -> dict (values read as YAML)."""
+    import yaml
+
+    out: dict[str, Any] = {}
+    for item in items:
+        key, eq, raw = item.partition("=")
+        if not eq or not key:
+            raise ConfigError(f"override {item!r} is not key=value")
+        try:
+            out[key.strip()] = yaml.safe_load(raw) if raw.strip() else ""
+        except yaml.YAMLError as exc:
+            raise ConfigError(
+                f"override {item!r}: the value is not valid YAML ({_first(exc)})"
+            ) from None
+    return out
+
+
+def _first(exc: Exception) -> str:
+    """The first line of an exception's message (YAML errors span several lines)."""
+    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+
+
+def load_config(path: str | Path | None = None, overrides: list[str] | None = None) -> TrainConfig:
+    """Defaults, then the YAML file (if any), then ``key=value`` overrides."""
+    import yaml
+
+    data: dict[str, Any] = {}
+    if path is not None:
+        path = Path(path)
+        if not path.is_file():
+            raise ConfigFileMissing(f"config file {path} does not exist (or is not a file)")
+        try:
+            loaded = yaml.safe_load(path.read_text(encoding="utf-8"))
+        except UnicodeDecodeError:
+            raise ConfigError(f"config file {path} is not UTF-8 text") from None
+        except yaml.YAMLError as exc:  # broken YAML, or tags such as !!python/... (never run)
+            raise ConfigError(f"config file {path} is not plain YAML: {_first(exc)}") from None
+        if loaded is None:
+            loaded = {}
+        if not isinstance(loaded, dict):
+            raise ConfigError(f"{path}: a config file must hold a mapping of keys to values")
+        data.update(loaded)
+    data.update(parse_overrides(overrides or []))
+    return config_from_dict(data)
+
+
+def project_root() -> Path:
+    """Where relative run folders live: the source checkout holding ``train.py`` when this
+    package runs from one, else the current directory."""
+    root = Path(__file__).resolve().parents[2]
+    return root if (root / "train.py").is_file() else Path.cwd()
+
+
+def run_dir_of(cfg: TrainConfig) -> Path:
+    """The run folder of ``cfg`` (``run_dir`` with ``{name}`` filled in)."""
+    path = Path(cfg.run_dir.format(name=cfg.name))
+    return path if path.is_absolute() else project_root() / path
