@@ -8,8 +8,13 @@ logits and a state value. Illegal actions get the logit ``torch.finfo(dtype).min
 Policy file format (a dict, read with ``torch.load(weights_only=True)``)::
 
     {"format": "block-policy/1", "weights": state_dict, "net": {hidden, activation,
-     shared, use_scores}, "obs_dim": 122, "num_actions": 57, "meta": {...}}
+     shared, use_scores, privileged_critic}, "actor_only": bool, "obs_dim": 122,
+     "num_actions": 57, "meta": {...}, "game": {num_players, opener, episode,
+     partnership, target_score, reward}}
 
+``"game"`` is the env configuration the policy was trained for (the keywords of
+``block_env.raw_env``), so an evaluation can refuse a policy made for another game; files
+written before it existed have no ``"game"`` and still load (``PolicyAgent.game`` is None).
 Training checkpoints hold the same dict under ``"policy"``, so ``load`` takes either.
 """
 
@@ -24,6 +29,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from block_env.config import BlockConfig
 from block_env.observation import FIELDS, OBS_DIM, OBS_SCALE
 from block_env.tiles import NUM_ACTIONS, NUM_TILES
 
@@ -35,6 +41,8 @@ SHIPPED: dict[str, str] = {
     "block-4p": "block-4p.pt",
 }
 ACTIVATIONS: dict[str, type[nn.Module]] = {"relu": nn.ReLU, "tanh": nn.Tanh, "gelu": nn.GELU}
+GAME_KEYS = ("num_players", "opener", "episode", "partnership", "target_score", "reward")
+EXPECTED_FILE = "a block-env policy or train.py checkpoint written by torch.save"
 
 
 PRIV_DIM = 3 * NUM_TILES  # the other seats' hands (relative seats 1..3), critic only
@@ -183,17 +191,43 @@ def sample_actions(
 CRITIC_PREFIXES = ("critic_body.", "value_head.")
 
 
+def game_config(game: Mapping[str, Any] | BlockConfig) -> dict[str, Any]:
+    """The env configuration a policy was trained for, as a dict of the six ``raw_env``
+    keywords ``GAME_KEYS``: from a ``BlockConfig`` or a dict holding exactly those keys
+    (all of them: a guessed default would be stored as a fact), validated by
+    ``BlockConfig``. ValueError names a missing or unknown key or a bad value."""
+    if isinstance(game, BlockConfig):
+        cfg = game
+    else:
+        if not isinstance(game, Mapping):
+            raise ValueError(f"game={game!r} is not allowed: use a dict of {', '.join(GAME_KEYS)}")
+        unknown = sorted(str(k) for k in game if k not in GAME_KEYS)
+        missing = [k for k in GAME_KEYS if k not in game]
+        if unknown or missing:
+            raise ValueError(
+                f"game {dict(game)!r} has unknown key(s) {unknown} and lacks {missing}: "
+                f"give exactly {', '.join(GAME_KEYS)}"
+            )
+        cfg = BlockConfig(**dict(game))
+    return {k: getattr(cfg, k) for k in GAME_KEYS}
+
+
 def policy_dict(
-    model: ActorCritic, meta: Mapping[str, Any] | None = None, actor_only: bool = False
+    model: ActorCritic,
+    meta: Mapping[str, Any] | None = None,
+    actor_only: bool = False,
+    game: Mapping[str, Any] | BlockConfig | None = None,
 ) -> dict[str, Any]:
     """The policy file contents for ``model`` (weights on CPU). ``actor_only`` leaves out
-    the critic (about half the size): enough to play, not to resume training."""
+    the critic (about half the size): enough to play, not to resume training. ``game`` is
+    the env configuration it was trained for (see ``game_config``); None leaves it out."""
+    game_entry = None if game is None else game_config(game)
     net = asdict(model.net)
     net["hidden"] = list(net["hidden"])
     weights = {k: v.detach().cpu() for k, v in model.state_dict().items()}
     if actor_only:
         weights = {k: v for k, v in weights.items() if not k.startswith(CRITIC_PREFIXES)}
-    return {
+    out = {
         "format": FORMAT,
         "actor_only": actor_only,
         "weights": weights,
@@ -202,6 +236,9 @@ def policy_dict(
         "num_actions": NUM_ACTIONS,
         "meta": dict(meta or {}),
     }
+    if game_entry is not None:
+        out["game"] = game_entry
+    return out
 
 
 def save_policy(
@@ -209,17 +246,40 @@ def save_policy(
     model: ActorCritic,
     meta: Mapping[str, Any] | None = None,
     actor_only: bool = False,
+    game: Mapping[str, Any] | BlockConfig | None = None,
 ) -> None:
-    """Write a policy file that ``load`` reads."""
+    """Write a policy file that ``load`` reads; ``game`` as in ``policy_dict`` (checked
+    before anything is written)."""
+    data = policy_dict(model, meta, actor_only, game)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    torch.save(policy_dict(model, meta, actor_only), path)
+    torch.save(data, path)
+
+
+def _policy_entry(data: Any) -> Mapping[str, Any]:
+    """The policy dict itself: ``data`` or a training checkpoint's ``data["policy"]``."""
+    if isinstance(data, Mapping) and "format" not in data and "policy" in data:
+        data = data["policy"]
+    if not isinstance(data, Mapping):
+        raise ValueError(f"it holds a {type(data).__name__}, not a policy dict")
+    return data
+
+
+def game_from_dict(data: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The game configuration stored in a policy dict (or checkpoint), None when the file
+    predates it. ValueError when it is stored but malformed."""
+    entry = _policy_entry(data).get("game")
+    if entry is None:
+        return None
+    try:
+        return game_config(entry)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"its game configuration {entry!r} is malformed: {exc}") from exc
 
 
 def model_from_dict(data: Mapping[str, Any]) -> ActorCritic:
     """Rebuild the network from a policy dict; ValueError if it is not one or does not fit."""
-    if "policy" in data and "format" not in data:
-        data = data["policy"]
+    data = _policy_entry(data)
     if data.get("format") != FORMAT:
         raise ValueError(f"not a block-env policy (format {data.get('format')!r}, want {FORMAT!r})")
     if data.get("obs_dim") != OBS_DIM or data.get("num_actions") != NUM_ACTIONS:
@@ -227,17 +287,29 @@ def model_from_dict(data: Mapping[str, Any]) -> ActorCritic:
             f"policy was trained for obs_dim={data.get('obs_dim')}, "
             f"num_actions={data.get('num_actions')}; this block-env has {OBS_DIM}, {NUM_ACTIONS}"
         )
-    net = dict(data["net"])
-    net["hidden"] = tuple(net["hidden"])
-    model = ActorCritic(NetConfig(**net))
-    if data.get("actor_only", False):
-        missing, unexpected = model.load_state_dict(data["weights"], strict=False)
-        if unexpected or any(not k.startswith(CRITIC_PREFIXES) for k in missing):
-            raise ValueError(f"policy weights do not fit the network: {missing + unexpected}")
-    else:
-        model.load_state_dict(data["weights"])
+    try:
+        net = dict(data["net"])
+        net["hidden"] = tuple(net["hidden"])
+        model = ActorCritic(NetConfig(**net))
+        weights = data["weights"]
+        if data.get("actor_only", False):
+            missing, unexpected = model.load_state_dict(weights, strict=False)
+            if unexpected or any(not k.startswith(CRITIC_PREFIXES) for k in missing):
+                raise ValueError(f"policy weights do not fit the network: {missing + unexpected}")
+        else:
+            model.load_state_dict(weights)
+    except (KeyError, TypeError, RuntimeError, AttributeError) as exc:
+        raise ValueError(
+            f"the policy entry is malformed ({type(exc).__name__}: {_one_line(exc)})"
+        ) from exc
     model.eval()
     return model
+
+
+def _one_line(exc: BaseException, limit: int = 240) -> str:
+    """An exception's message on one line, cut to ``limit`` characters."""
+    text = " ".join(str(exc).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def resolve(name_or_path: str | Path) -> Path:
@@ -259,13 +331,49 @@ def resolve(name_or_path: str | Path) -> Path:
     return path
 
 
-def load_model(name_or_path: str | Path, device: str | torch.device = "cpu") -> ActorCritic:
-    """The network stored in a policy file or training checkpoint (weights_only load)."""
+@dataclass
+class PolicyFile:
+    """A policy file or checkpoint as read: its path, the network (CPU, eval mode), the game
+    configuration it was trained for (None for files written before it was stored) and the
+    free-form ``meta``."""
+
+    path: Path
+    model: ActorCritic
+    game: dict[str, Any] | None
+    meta: dict[str, Any]
+
+
+def read_policy_file(name_or_path: str | Path) -> PolicyFile:
+    """Read a shipped name, policy file or training checkpoint with ``weights_only=True`` (a
+    pickle that would run code is refused, never executed). FileNotFoundError when missing;
+    ValueError naming the file and what was expected for anything that is not such a file
+    (empty, text, truncated, another pickle, a dict of something else)."""
     path = resolve(name_or_path)
-    data = torch.load(path, map_location="cpu", weights_only=True)
-    if not isinstance(data, dict):
-        raise ValueError(f"{path} does not hold a policy dict")
-    return model_from_dict(data).to(device)
+    try:
+        data = torch.load(path, map_location="cpu", weights_only=True)
+    except (FileNotFoundError, PermissionError, IsADirectoryError):
+        raise
+    except Exception as exc:  # noqa: BLE001 - torch.load fails in many ways on bad bytes
+        detail = _one_line(exc) or "no detail"
+        if path.stat().st_size == 0:
+            detail = "the file is empty"
+        raise ValueError(
+            f"cannot read {path}: expected {EXPECTED_FILE} ({type(exc).__name__}: {detail})"
+        ) from exc
+    try:
+        entry = _policy_entry(data)
+        model = model_from_dict(entry)
+        game = game_from_dict(entry)
+        meta = entry.get("meta") or {}
+    except ValueError as exc:
+        raise ValueError(f"{path} is not {EXPECTED_FILE}: {exc}") from exc
+    return PolicyFile(path, model, game, dict(meta) if isinstance(meta, Mapping) else {})
+
+
+def load_model(name_or_path: str | Path, device: str | torch.device = "cpu") -> ActorCritic:
+    """The network stored in a policy file or training checkpoint (weights_only load);
+    errors as in ``read_policy_file``."""
+    return read_policy_file(name_or_path).model.to(device)
 
 
 # ----------------------------------------------------------------------------- agent
@@ -273,7 +381,9 @@ def load_model(name_or_path: str | Path, device: str | torch.device = "cpu") -> 
 
 class PolicyAgent:
     """Plays a trained network: ``act(observation) -> int`` on one observation dict, and
-    ``act_batch(obs, mask)`` on arrays of many (used for fast training opponents)."""
+    ``act_batch(obs, mask)`` on arrays of many (used for fast training opponents).
+    ``game`` is the env configuration the network was trained for (``game_config`` keys),
+    None when unknown; evaluations use it to refuse a policy made for another game."""
 
     def __init__(
         self,
@@ -282,7 +392,9 @@ class PolicyAgent:
         greedy: bool = True,
         seed: int | None = None,
         name: str | None = None,
+        game: Mapping[str, Any] | BlockConfig | None = None,
     ) -> None:
+        self.game: dict[str, Any] | None = None if game is None else game_config(game)
         self.model = model.to(device).eval()
         self.device = torch.device(device)
         self.greedy = greedy
@@ -316,7 +428,10 @@ def load(
     seed: int | None = None,
 ) -> PolicyAgent:
     """A ``PolicyAgent`` for a shipped policy (``"block-2p"``, ``"block-3p"``,
-    ``"block-4p"``), a policy file or a training checkpoint. FileNotFoundError when missing."""
+    ``"block-4p"``), a policy file or a training checkpoint, with ``agent.game`` the game
+    configuration stored in the file (None for older files). FileNotFoundError when
+    missing, ValueError naming the file when it is not a policy (``read_policy_file``)."""
     name = str(name_or_path)
     label = name if name in SHIPPED else Path(name).stem
-    return PolicyAgent(load_model(name_or_path, device), device, greedy, seed, name=label)
+    pf = read_policy_file(name_or_path)
+    return PolicyAgent(pf.model, device, greedy, seed, name=label, game=pf.game)

@@ -1,0 +1,224 @@
+"""Policy files: the game configuration they carry, the shipped policies, and bad files."""
+
+from __future__ import annotations
+
+import hashlib
+import pickle
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import agents  # noqa: E402
+from agents.policy import (  # noqa: E402
+    EXPECTED_FILE,
+    GAME_KEYS,
+    ActorCritic,
+    NetConfig,
+    load_model,
+    policy_dict,
+    save_policy,
+)
+
+GAME_3P = {
+    "num_players": 3,
+    "opener": "rotate",
+    "episode": "hand",
+    "partnership": False,
+    "target_score": None,
+    "reward": "zero_sum",
+}
+
+# sha256 of the shipped weight tensors (name, dtype, shape, bytes; sorted by name), computed
+# from the files as first shipped: storing the game configuration must not touch a weight.
+SHIPPED_WEIGHTS_SHA256 = {
+    "block-2p": "9b23930a17ac2c095af59b98debef556268bcf22709b8f1c8ace4ed2bff30a64",
+    "block-3p": "b95f9eb9aa6be625de63b0b50d4d643140e1e317cc83173cafb0de25499ce3d0",
+    "block-4p": "80dab39b0f0b5389aed377f45a4ef63a8c4839c1bcc53b2e745bc1c77ed5c884",
+}
+
+
+def weights_sha256(weights: dict) -> str:
+    h = hashlib.sha256()
+    for k in sorted(weights):
+        t = weights[k].contiguous()
+        h.update(k.encode())
+        h.update(str(t.dtype).encode())
+        h.update(str(tuple(t.shape)).encode())
+        h.update(t.numpy().tobytes())
+    return h.hexdigest()
+
+
+def small_model() -> ActorCritic:
+    torch.manual_seed(0)
+    return ActorCritic(NetConfig(hidden=(8,)))
+
+
+# ----------------------------------------------------------------------------- game config
+
+
+def test_saved_game_config_round_trips(tmp_path: Path) -> None:
+    path = tmp_path / "p.pt"
+    save_policy(path, small_model(), meta={"note": "x"}, actor_only=True, game=GAME_3P)
+    agent = agents.load(str(path))
+    assert agent.game == GAME_3P
+    assert torch.load(path, weights_only=True)["game"] == GAME_3P
+
+
+def test_game_config_from_a_block_config(tmp_path: Path) -> None:
+    from block_env.config import BlockConfig
+
+    path = tmp_path / "p.pt"
+    cfg = BlockConfig(num_players=4, partnership=True, episode="hand", target_score=50)
+    save_policy(path, small_model(), game=cfg)
+    game = agents.load(str(path)).game
+    assert game == {
+        "num_players": 4,
+        "opener": "rotate",
+        "episode": "hand",
+        "partnership": True,
+        "target_score": 50,
+        "reward": "zero_sum",
+    }
+
+
+@pytest.mark.parametrize(
+    ("game", "match"),
+    [
+        ({**GAME_3P, "num_players": 5}, "num_players=5"),
+        ({**GAME_3P, "colour": "red"}, "colour"),
+        ({k: v for k, v in GAME_3P.items() if k != "episode"}, "episode"),
+        ({**GAME_3P, "partnership": True}, "partnership"),
+        ("3p", "game="),
+    ],
+)
+def test_bad_game_config_is_refused_before_writing(tmp_path: Path, game, match: str) -> None:
+    path = tmp_path / "sub" / "p.pt"
+    with pytest.raises(ValueError, match=match):
+        save_policy(path, small_model(), game=game)
+    assert not path.exists()
+
+
+def test_old_file_without_game_still_loads(tmp_path: Path) -> None:
+    path = tmp_path / "old.pt"
+    data = policy_dict(small_model())
+    assert "game" not in data
+    torch.save(data, path)
+    agent = agents.load(str(path))
+    assert agent.game is None
+    assert agent.act(_first_observation()) >= 0
+
+
+def test_checkpoint_carries_the_policy_game(tmp_path: Path) -> None:
+    path = tmp_path / "ckpt.pt"
+    torch.save({"config": {"seed": 0}, "policy": policy_dict(small_model(), game=GAME_3P)}, path)
+    assert agents.load(str(path)).game == GAME_3P
+
+
+def test_malformed_stored_game_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "p.pt"
+    data = policy_dict(small_model())
+    data["game"] = {"num_players": 9}
+    torch.save(data, path)
+    with pytest.raises(ValueError, match="game configuration") as err:
+        agents.load(str(path))
+    assert str(path) in str(err.value)
+
+
+@pytest.mark.parametrize("players", [2, 3, 4])
+def test_shipped_policies_carry_their_game_and_unchanged_weights(players: int) -> None:
+    name = f"block-{players}p"
+    agent = agents.load(name)
+    assert agent.game == {
+        "num_players": players,
+        "opener": "rotate",
+        "episode": "hand",  # train.py trains on single hands
+        "partnership": False,
+        "target_score": None,
+        "reward": "zero_sum",
+    }
+    data = torch.load(Path(agents.policy.POLICY_DIR) / f"{name}.pt", weights_only=True)
+    assert weights_sha256(data["weights"]) == SHIPPED_WEIGHTS_SHA256[name]
+    assert set(data["game"]) == set(GAME_KEYS)
+
+
+# ----------------------------------------------------------------------------- bad files
+
+
+def _first_observation() -> dict:
+    from block_env.env import raw_env
+
+    env = raw_env()
+    env.reset(seed=0)
+    return env.observe(env.agent_selection)
+
+
+def _shipped_bytes() -> bytes:
+    return (Path(agents.policy.POLICY_DIR) / "block-2p.pt").read_bytes()
+
+
+class RunsCode:
+    """A pickle that would create a file when unpickled by a full (unsafe) load."""
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    def __reduce__(self):
+        return (Path.touch, (self.marker,))
+
+
+def _write_bad(kind: str, path: Path) -> None:
+    if kind == "empty":
+        path.write_bytes(b"")
+    elif kind == "text":
+        path.write_text("hello, this is not a policy\n")
+    elif kind.startswith("truncated"):
+        data = _shipped_bytes()
+        cut = {"truncated-head": 64, "truncated-mid": 20000, "truncated-tail": len(data) - 10}
+        path.write_bytes(data[: cut[kind]])
+    elif kind == "code":
+        with path.open("wb") as fh:
+            pickle.dump({"format": RunsCode(path.with_suffix(".ran"))}, fh, protocol=2)
+    elif kind == "tensor":
+        torch.save(torch.zeros(3), path)
+    elif kind == "other-dict":
+        torch.save({"hello": 1}, path)
+    elif kind == "broken-weights":
+        data = policy_dict(small_model())
+        data["weights"] = {"actor_body.0.weight": torch.zeros(2, 2)}
+        torch.save(data, path)
+    else:
+        raise AssertionError(kind)
+
+
+BAD_KINDS = [
+    "empty",
+    "text",
+    "truncated-head",
+    "truncated-mid",
+    "truncated-tail",
+    "code",
+    "tensor",
+    "other-dict",
+    "broken-weights",
+]
+
+
+@pytest.mark.parametrize("kind", BAD_KINDS)
+@pytest.mark.parametrize("loader", ["agents.load", "load_model"])
+def test_bad_files_raise_a_value_error_naming_the_file(tmp_path: Path, kind: str, loader) -> None:
+    path = tmp_path / f"{kind}.pt"
+    _write_bad(kind, path)
+    fn = agents.load if loader == "agents.load" else load_model
+    with pytest.raises(ValueError) as err:
+        fn(str(path))
+    message = str(err.value)
+    assert str(path) in message and EXPECTED_FILE in message
+    assert "\n" not in message
+    assert not path.with_suffix(".ran").exists()  # a pickle's code never runs
+
+
+def test_missing_file_is_still_file_not_found(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError, match="no policy"):
+        agents.load(str(tmp_path / "nope.pt"))
