@@ -1,16 +1,17 @@
 """Text and picture views of a Block position, in pure Python and numpy.
 
-* ``describe_line`` gives the seeds' three-list description of the line (tiles in play order,
-  connections, legal continuation points) in English, Turkish or Hindi, word for word as the
-  rules pages write it, so the worked layout examples can be checked exactly.
+* ``describe_line`` gives the three-list description of the line (tiles in play order,
+  connections, legal continuation points) in English, Turkish or Hindi, in fixed words, so the
+  worked layout examples of docs/RULES.md can be checked exactly.
 * ``render_text`` is the ``"ansi"`` / ``"human"`` view for one seat: the line, the open ends,
   that seat's hand only, the tile counts, scores and turn, then the description.
 * ``render_rgb`` is the ``"rgb_array"`` view: the line drawn with pip dots, doubles crosswise,
   and coloured markers on the two legal continuation points.
 
-Vocabulary (RULES.md): a non-double has a *small end* (lower value) and a *big end*; a double
-has *side A* (the side that first touches the line) and *side B*; a double that opens the line
-has both sides open, side A on the left and side B on the right. No GUI library is used.
+Vocabulary (docs/RULES.md): a non-double has a *small end* (lower value) and a *big end*; a
+double has *side A* (the side that first touches the line) and *side B*; a double that opens
+the line has both sides open, side A on the left and side B on the right. No GUI library is
+used.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ __all__ = [
 
 SMALL, BIG, SIDE_A, SIDE_B = "small", "big", "A", "B"
 
-# The seeds' words (000 Turkish, 001 Hindi) and RULES.md's English for the same description.
+# The same description's words in English (docs/RULES.md), Turkish and Hindi.
 TERMS: dict[str, dict[str, str]] = {
     "en": {
         "tiles": "Tiles",
@@ -152,9 +153,10 @@ def _check_lang(lang: str) -> dict[str, str]:
 
 
 def describe_line(state: State, lang: str = "en") -> str:
-    """The seeds' description of the line, e.g. ``Tiles: [1|4], [1|1]. Connections: [1|4]
-    (small end) – [1|1] (side A). Legal continuation points: [1|1] (side B, 1); [1|4] (big
-    end, 4).`` in ``lang`` "en", "tr" or "hi" (the seeds' exact words and punctuation)."""
+    """The three-list description of the line (docs/RULES.md), e.g. ``Tiles: [1|4], [1|1].
+    Connections: [1|4] (small end) – [1|1] (side A). Legal continuation points: [1|1] (side B,
+    1); [1|4] (big end, 4).`` in ``lang`` "en", "tr" or "hi", each with fixed words and
+    punctuation so that tests can compare whole sentences."""
     words = _check_lang(lang)
     none = words["none"]
     structure = line_structure(state)
