@@ -41,7 +41,7 @@ def random_legal(obs: dict, rng: np.random.Generator) -> int:
 
 
 def naive_points(sides: list[int], hands: list[set[int]], domino: int | None) -> list[int]:
-    """Points by seat of a finished hand, straight from RULES.md (sides = team of each seat)."""
+    """Points by seat of a finished hand, straight from docs/RULES.md (sides: team by seat)."""
     pips = [sum(sum(TILES[t]) for t in h) for h in hands]
     totals: dict[int, int] = {}
     for seat, side in enumerate(sides):

@@ -1,6 +1,6 @@
 """Property tests of the batched engine with its own fast (vectorized) deals, both backends:
 every rule checked after every step against naive re-implementations written here from
-RULES.md, independent of block_env.rules and of the engine's bit tricks."""
+docs/RULES.md, independent of block_env.rules and of the engine's bit tricks."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ NUM_STEPS = 150
 
 
 def naive_opening(hands: list[set[int]]) -> int:
-    """The forced opening tile under highest_double, straight from RULES.md."""
+    """The forced opening tile under highest_double, straight from docs/RULES.md."""
     dealt = set().union(*hands)
     doubles = [t for t in dealt if TILES[t][0] == TILES[t][1]]
     if doubles:

@@ -1,5 +1,5 @@
 """Property tests over many random games, for every player count and variant, against
-independent naive re-implementations written here from RULES.md."""
+independent naive re-implementations written here from docs/RULES.md."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Rendering: the seeds' worked layout examples word for word (en/tr/hi), the ansi view's
+"""Rendering: docs/RULES.md's worked layout examples word for word (en/tr/hi), the ansi view's
 privacy, the rgb picture, and that importing the package loads no GUI library."""
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ from block_env.tiles import TILES, tile_index
 class Example(NamedTuple):
     plays: list[tuple[tuple[int, int], int]]  # (tile, end) in play order; end 0 left, 1 right
     ends: tuple[int, int]  # open values (left, right) after the plays
-    en: str  # RULES.md's table, written in the seeds' sentence form
-    tr: str  # seed 000, copied verbatim
-    hi: str  # seed 001, copied verbatim
+    en: str  # docs/RULES.md's layout table, as one sentence
+    tr: str  # the same description in Turkish
+    hi: str  # the same description in Hindi
 
 
 EXAMPLES = [

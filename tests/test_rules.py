@@ -1,4 +1,4 @@
-"""Every rule and scoring example of RULES.md, checked on the pure engine and through the env."""
+"""Every rule and scoring example of docs/RULES.md, checked on the engine and through the env."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ def act(a: int, b: int, end: int = 0) -> int:
     return 2 * t(a, b) + end
 
 
-# --- scoring examples of RULES.md -------------------------------------------------------
+# --- scoring examples of docs/RULES.md --------------------------------------------------
 
 
 def test_domino_opponent_with_only_double_blank_does_not_tie():
