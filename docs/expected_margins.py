@@ -1,17 +1,17 @@
-"""Checks behind docs/ladder.md's comparison with issue 5's expected 2-player margins.
+"""Checks behind docs/ladder.md's comparison with the expected 2-player margins.
 
-Why: the issue's figures (greedy vs random +2.3, PIMC-20 vs greedy +2.1, omniscient vs greedy
+Why: the expected figures (greedy vs random +2.3, PIMC-20 vs greedy +2.1, omniscient vs greedy
 +7 points per hand) come from another implementation; a gap beyond our CI must be explained.
 This script measures what could make implementations differ, on duplicate deals (seats
 rotated) like the ladder:
 
-* ``scoring``: each hand scored both our way (RULES.md: a blocked hand's winner scores the
+* ``scoring``: each hand scored both our way (docs/RULES.md: a blocked hand's winner scores the
   others' totals minus its own) and OpenSpiel's way (the winner takes the loser's whole
   total), plus greedy with other tie-breaks (random, doubles first, highest action id);
 * ``pool``: PIMC-20 vs greedy on four fresh 500-deal sets, each with its own PIMC seed;
 * ``novoids``: PIMC-20 that ignores the values opponents showed lacking by passing.
 
-    flock /tmp/heavy.lock python docs/expected_margins.py scoring pool novoids --deals 500
+    python docs/expected_margins.py scoring pool novoids --deals 500
 """
 
 from __future__ import annotations

@@ -1,10 +1,10 @@
 """Time PIMC's decisions (``act``) in 2-player hands against the rule bot.
 
-Why: issue 5 requires PIMC-20 to decide in under 50 ms per move. Every call of ``act`` is
+Why: PIMC-20 is meant to decide in under 50 ms per move. Every call of ``act`` is
 timed; calls with a single legal action (forced moves and passes, answered without search)
 are reported apart from real decisions.
 
-    flock /tmp/heavy.lock python docs/pimc_decision_time.py --worlds 20 --deals 150
+    python docs/pimc_decision_time.py --worlds 20 --deals 150
 """
 
 from __future__ import annotations
