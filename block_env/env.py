@@ -48,9 +48,9 @@ def env(**kwargs: Any) -> AECEnv:
 class raw_env(AECEnv, EzPickle):
     """Block dominoes, individual (Pagat) or partnership, as an AEC game.
 
-    See the README for the full contract: agents ``player_0..player_{n-1}`` seated
-    clockwise, ``Discrete(57)`` actions (``2*tile + end``, 56 = pass), observation dicts
-    with an int8 ``action_mask``, rewards at each hand's end.
+    The rules are stated in docs/RULES.md. See the README for the full contract: agents
+    ``player_0..player_{n-1}`` seated clockwise, ``Discrete(57)`` actions (``2*tile + end``,
+    56 = pass), observation dicts with an int8 ``action_mask``, rewards at each hand's end.
     """
 
     metadata = {

@@ -5,6 +5,7 @@ A ``State`` is an immutable snapshot of one match (its current hand included). T
 environment, the agents and the tests all drive the game through the functions here:
 ``new_match`` / ``start_hand`` / ``next_hand`` to deal, ``legal_actions`` to list the
 moves, ``apply_action`` to play one. Tile sets are 28-bit int masks (see ``tiles``).
+The rules it implements, with worked examples, are stated in docs/RULES.md.
 """
 
 from __future__ import annotations
