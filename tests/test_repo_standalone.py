@@ -1,0 +1,200 @@
+"""The repository stands on its own in a user's clone: no file cites material outside it (a
+sibling shared folder, tracker issue numbers, paths of one machine), every relative link in
+the markdown files resolves inside the repository, and the README opens with the two
+commands it promises."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# The patterns are assembled from pieces so that this file does not match them itself.
+_SHARED = re.escape("..") + "/" + "shared"
+_ISSUE = r"\b[Ii]ss" + r"ues?\s*#?\s*\d+"
+_MACHINE_PATHS = "|".join(
+    [
+        "/" + r"work/",
+        "/" + r"tmp/[\w./-]*\.lock\b",
+        "/" + r"root/",
+        "/" + r"home/",
+    ]
+)
+FORBIDDEN = {
+    "a sibling shared folder": re.compile(_SHARED),
+    "an issue number": re.compile(_ISSUE),
+    "a machine-specific path": re.compile(_MACHINE_PATHS),
+}
+
+SKIP_DIRS = {".git", "__pycache__", ".pytest_cache", ".ruff_cache", ".hypothesis", "runs"}
+SKIP_DIR_PATTERNS = (re.compile(r"^\.?venv"), re.compile(r"\.egg-info$"), re.compile("^build$"))
+
+
+def repo_files() -> list[str]:
+    """Repository files as posix paths relative to ROOT: what git tracks plus untracked files
+    it does not ignore (so new files are checked before their first commit); without git, a
+    walk of the tree that skips virtual environments, caches and run folders."""
+    if shutil.which("git") and (ROOT / ".git").exists():
+        out = subprocess.run(
+            ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+            cwd=ROOT,
+            capture_output=True,
+            check=True,
+        ).stdout.decode("utf-8")
+        return sorted({p for p in out.split("\0") if p and (ROOT / p).is_file()})
+    found = []
+    for dirpath, dirnames, filenames in os.walk(ROOT):
+        dirnames[:] = [
+            d
+            for d in dirnames
+            if d not in SKIP_DIRS and not any(p.search(d) for p in SKIP_DIR_PATTERNS)
+        ]
+        for name in filenames:
+            found.append((Path(dirpath) / name).relative_to(ROOT).as_posix())
+    return sorted(found)
+
+
+def text_of(path: str) -> str | None:
+    """The file's text, or None for binary files (NUL bytes or not UTF-8)."""
+    data = (ROOT / path).read_bytes()
+    if b"\0" in data[:8192]:
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def outside_references(text: str) -> list[tuple[int, str, str]]:
+    """(line number, what was found, the line) for every line citing something outside."""
+    hits = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        for what, pattern in FORBIDDEN.items():
+            if pattern.search(line):
+                hits.append((number, what, line.strip()))
+    return hits
+
+
+FILES = repo_files()
+
+
+def test_the_file_list_is_the_repository() -> None:
+    for expected in ("README.md", "pyproject.toml", "block_env/rules.py", "docs/RULES.md"):
+        assert expected in FILES
+    assert not any(".venv" in f.split("/")[0] for f in FILES)
+
+
+def test_the_scanner_flags_what_it_should() -> None:
+    bad = [
+        "see the " + ".." + "/shared/RULES.md file",
+        "fixed for " + "iss" + "ue 8",
+        "as " + "Iss" + "ue #12 asks",
+        "lock " + "/" + "tmp/heavy.lock first",
+        "cd " + "/" + "work/main",
+        "in " + "/" + "root/.cache",
+        "at " + "/" + "home/user/x",
+    ]
+    for line in bad:
+        assert outside_references(line), line
+    good = [
+        "see docs/RULES.md",
+        "the tissue 8 cm",
+        "greedy#2 plays itself",
+        "a lock file in the run folder: runs/2p/.lock",
+        "tmp_path / 'run.lock'",
+        "issues are tracked elsewhere",
+    ]
+    for line in good:
+        assert not outside_references(line), line
+
+
+def test_no_file_cites_anything_outside_the_repository() -> None:
+    problems = []
+    for path in FILES:
+        text = text_of(path)
+        if text is None:
+            continue
+        for number, what, line in outside_references(text):
+            problems.append(f"{path}:{number}: {what}: {line[:120]}")
+    assert not problems, "files cite material outside the repository:\n" + "\n".join(problems)
+
+
+# ------------------------------------------------------------------ markdown links
+
+LINK_RE = re.compile(r"!?\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
+FENCE_RE = re.compile(r"^\s*(```|~~~)")
+MARKDOWN = [f for f in FILES if f.endswith(".md")]
+
+
+def relative_links(text: str) -> list[tuple[int, str]]:
+    """(line number, target) of every relative link outside fenced code blocks."""
+    links = []
+    in_fence = False
+    for number, line in enumerate(text.splitlines(), start=1):
+        if FENCE_RE.match(line):
+            in_fence = not in_fence
+            continue
+        if in_fence:
+            continue
+        for target in LINK_RE.findall(line):
+            if re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*:", target) or target.startswith("#"):
+                continue  # a URL (https:, mailto:) or an anchor in the same page
+            links.append((number, target))
+    return links
+
+
+def test_markdown_files_are_checked() -> None:
+    assert "README.md" in MARKDOWN and "docs/RULES.md" in MARKDOWN
+
+
+@pytest.mark.parametrize("path", MARKDOWN)
+def test_relative_markdown_links_resolve_inside_the_repository(path: str) -> None:
+    known = set(FILES)
+    known_dirs = {str(Path(f).parent.as_posix()) for f in FILES}
+    for parent in list(known_dirs):
+        while parent not in ("", "."):
+            known_dirs.add(parent)
+            parent = str(Path(parent).parent.as_posix())
+    broken = []
+    text = text_of(path) or ""
+    for number, target in relative_links(text):
+        plain = target.split("#", 1)[0].split("?", 1)[0]
+        if not plain:
+            continue
+        resolved = (ROOT / path).parent / plain
+        try:
+            rel = resolved.resolve().relative_to(ROOT).as_posix()
+        except ValueError:
+            broken.append(f"{path}:{number}: {target} leaves the repository")
+            continue
+        if rel not in known and rel.rstrip("/") not in known_dirs:
+            broken.append(f"{path}:{number}: {target} is not a file of the repository")
+    assert not broken, "\n".join(broken)
+
+
+def test_link_checker_catches_a_broken_link() -> None:
+    text = "see [the rules](" + ".." + "/shared/RULES.md) and [ok](docs/RULES.md)\n```\n[x](y)\n```"
+    assert relative_links(text) == [(1, ".." + "/shared/RULES.md"), (1, "docs/RULES.md")]
+
+
+# ------------------------------------------------------------------ README's first lines
+
+
+def test_readme_opens_with_install_train_and_test_commands() -> None:
+    lines = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+    fence = next(i for i, line in enumerate(lines) if line.startswith("```"))
+    assert fence < 5, "the commands must be at the top of the README"
+    install, test = lines[fence + 1], lines[fence + 2]
+    assert "pip install" in install and 'torch==2.13.0 -e ".[train,dev]"' in install
+    assert install.rstrip().endswith("python train.py")
+    assert test.rstrip().endswith("pytest -n 2")
+    assert lines[fence + 3].startswith("```")
+    ci = ROOT / ".ci" / "run"
+    if ci.exists():  # the README says CI runs the same test command
+        assert "pytest -n 2" in ci.read_text(encoding="utf-8")
