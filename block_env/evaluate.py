@@ -7,12 +7,19 @@ per seat rotation, so each agent plays every seat's hand of that deal, leader in
 confidence intervals are computed over deals from the per-deal totals (a paired design),
 which removes the deal-to-deal variance from the comparison.
 
-Reported per agent (95% CIs, normal approximation over deals):
+Reported per agent, with 95% CIs computed over deals:
 
 * ``margin``: zero-sum points per hand for each seat it plays (at each hand's end the scorer
   gets +points and every other player -points/(n-1); partners share their team's points);
+  normal CI of a ratio of per-deal totals (``ratio_estimate``);
 * ``hand_win``: share of its seat-hands won (a tied block is won by nobody);
 * ``match_win`` (``episode="match"`` only): share of its seat-matches won (a draw is no win).
+  Both shares use a Wilson score interval on an effective sample size that respects the
+  deal pairing (``proportion_estimate``), so they stay inside [0, 100]%.
+
+Policy files carry the game they were trained for (``agent.game``); an agent whose game does
+not fit the evaluation's (player count, partnership, opener; also episode and target for a
+policy that reads the scores) is refused unless ``allow_mismatch=True``.
 
 Agents are objects with ``act(observation) -> int`` or specs: a registered name
 (``"greedy"``), a name with keyword arguments (``"pimc:worlds=20"``), an alias
@@ -20,7 +27,7 @@ Agents are objects with ``act(observation) -> int`` or specs: a registered name
 Factories that accept ``env`` get the evaluation's raw env (oracle agents read its
 privileged state); factories that accept ``seed`` get a fixed seed, so runs repeat.
 
-Command line::
+Command line (setup errors: one line on stderr, exit status 2, before anything is played)::
 
     python -m block_env.evaluate rules greedy --hands 2000 --players 2 --json out.json
     python -m block_env.evaluate --ladder --hands 400
@@ -33,11 +40,13 @@ import ast
 import inspect
 import json
 import math
+import os
 import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import Any, NoReturn
 
 import numpy as np
 
@@ -56,6 +65,13 @@ LADDER_AGENTS: tuple[str, ...] = (
 )
 
 AgentSpec = Any  # an object with act(observation) -> int, or a spec string
+FIT_KEYS = ("num_players", "partnership", "opener")  # a policy must be trained for these
+SCORE_KEYS = ("episode", "target")  # also these when the policy reads the scores
+
+
+class SetupError(ValueError):
+    """A bad evaluation setup (agents, counts, game, lineup), found before anything is
+    played; the command line reports it in one line with exit status 2."""
 
 
 # ----------------------------------------------------------------------------- agents
@@ -83,14 +99,17 @@ def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
 
 def build_agent(spec: AgentSpec, env: Any = None, seed: int | None = None) -> Any:
     """An agent from a spec (see the module docstring); objects with ``act`` pass through.
-    Raises ValueError naming the spec when it cannot be built."""
+    Raises SetupError (a ValueError) naming the spec when it cannot be built."""
     if hasattr(spec, "act"):
         return spec
     if not isinstance(spec, str):
-        raise ValueError(f"agent {spec!r} is neither an object with act() nor a spec string")
+        raise SetupError(f"agent {spec!r} is neither an object with act() nor a spec string")
     import agents
 
-    name, kwargs = parse_spec(spec)
+    try:
+        name, kwargs = parse_spec(spec)
+    except ValueError as exc:
+        raise SetupError(str(exc)) from exc
     if name in agents.REGISTRY:
         module, factory = agents.REGISTRY[name].split(":")
         from importlib import import_module
@@ -98,7 +117,7 @@ def build_agent(spec: AgentSpec, env: Any = None, seed: int | None = None) -> An
         try:
             fn = getattr(import_module(module), factory)
         except (ImportError, AttributeError) as exc:
-            raise ValueError(f"agent {spec!r} cannot be built: {exc}") from exc
+            raise SetupError(f"agent {spec!r} cannot be built: {exc}") from exc
         params = _accepted_params(fn)
         if "env" in params and env is not None:
             kwargs.setdefault("env", env)
@@ -106,21 +125,65 @@ def build_agent(spec: AgentSpec, env: Any = None, seed: int | None = None) -> An
             kwargs.setdefault("seed", seed)
         try:
             return fn(**kwargs)
-        except TypeError as exc:
-            raise ValueError(f"agent {spec!r} cannot be built: {exc}") from exc
+        except (TypeError, ValueError) as exc:
+            raise SetupError(f"agent {spec!r} cannot be built: {exc}") from exc
     load = getattr(agents, "load", None)
     if load is None:
-        raise ValueError(
+        raise SetupError(
             f"unknown agent {spec!r}: use one of {', '.join(sorted(agents.REGISTRY))} "
             "or a trained policy name/path"
         )
     try:
         return load(name, **kwargs)
-    except (FileNotFoundError, ImportError, RuntimeError, ValueError) as exc:
-        raise ValueError(
+    except (FileNotFoundError, ImportError, RuntimeError, TypeError, ValueError) as exc:
+        raise SetupError(
             f"agent {spec!r} cannot be built: {exc} (registered agents: "
             f"{', '.join(sorted(agents.REGISTRY))})"
         ) from exc
+
+
+def check_game(
+    agent: Any, label: str, config: BlockConfig, allow_mismatch: bool = False
+) -> str | None:
+    """Does a trained policy fit the game evaluated? Agents without a ``game`` attribute
+    (baselines, search agents) play any game: None. A policy is compared on ``FIT_KEYS``
+    and, when its network reads the match scores (or that is unknown), on ``SCORE_KEYS``.
+    A mismatch raises SetupError naming both configurations, or with ``allow_mismatch``
+    returns it as a warning; a policy whose file records no game returns a warning that
+    the fit cannot be checked."""
+    if not hasattr(agent, "game"):
+        return None
+    net = getattr(getattr(agent, "model", None), "net", None)
+    keys = list(FIT_KEYS) + (list(SCORE_KEYS) if getattr(net, "use_scores", True) else [])
+    ours = {k: getattr(config, k) for k in keys}
+    if agent.game is None:
+        return (
+            f"{label}: its file does not record the game it was trained for (written before "
+            f"that was stored), so its fit to this evaluation ({_fmt_game(ours)}) is not checked"
+        )
+    try:
+        trained = BlockConfig(**dict(agent.game))
+    except (TypeError, ValueError) as exc:
+        msg = f"{label}: its game configuration {agent.game!r} is malformed: {exc}"
+        raise SetupError(msg) from exc
+    theirs = {k: getattr(trained, k) for k in keys}
+    diff = [k for k in keys if theirs[k] != ours[k]]
+    if not diff:
+        return None
+    msg = (
+        f"{label} was trained for {_fmt_game(theirs)} but this evaluation plays "
+        f"{_fmt_game(ours)} ({', '.join(diff)} differ)"
+    )
+    if allow_mismatch:
+        return msg + "; played anyway (allow_mismatch)"
+    raise SetupError(
+        msg + ": evaluate it in the game it was trained for, or allow the mismatch "
+        "(--allow-mismatch, allow_mismatch=True) to play it anyway"
+    )
+
+
+def _fmt_game(values: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in values.items())
 
 
 def _accepted_params(fn: Callable[..., Any]) -> set[str]:
@@ -150,21 +213,24 @@ def _unique(labels: list[str]) -> list[str]:
 
 
 def default_lineup(num_agents: int, config: BlockConfig) -> list[int]:
-    """Agent index at each seat before rotation. As many agents as seats: one each. One
-    agent: self-play. Partnership with two agents: teams (A, B, A, B). Otherwise the first
-    agent takes seat 0 and the others fill the remaining seats in turn (one against the
-    field, e.g. A, B, B for two agents and three players)."""
+    """Agent index at each seat before rotation. As many agents as seats: one each.
+    Partnership with two agents: teams (A, B, A, B). Otherwise the first agent takes seat 0
+    and the others fill the remaining seats in turn (one against the field, e.g. A, B, B for
+    two agents and three players). One agent is refused: it would only play itself, a
+    margin of 0 by construction (name it twice to compare two copies)."""
     n = config.num_players
-    if num_agents < 1:
-        raise ValueError("evaluate needs at least one agent")
+    if num_agents < 2:
+        raise SetupError(
+            f"evaluate needs at least two agents, got {num_agents}: one agent alone only plays "
+            "itself (margin 0 by construction); to compare two copies, name it twice "
+            "(e.g. `rules rules`)"
+        )
     if num_agents > n:
-        raise ValueError(f"{num_agents} agents given for a {n}-player game: give at most {n}")
+        raise SetupError(f"{num_agents} agents given for a {n}-player game: give at most {n}")
     if num_agents == n:
         return list(range(n))
     if config.partnership and num_agents == 2:
         return [0, 1, 0, 1]
-    if num_agents == 1:
-        return [0] * n
     return [0] + [1 + (s % (num_agents - 1)) for s in range(n - 1)]
 
 
@@ -199,9 +265,62 @@ def ratio_estimate(num: np.ndarray, den: np.ndarray) -> Estimate:
     d = len(num)
     if d < 2:
         return Estimate(m, float("nan"), float("nan"))
-    resid = (num - m * den) / den.mean()
-    se = float(np.sqrt(np.sum(resid**2) / (d * (d - 1))))
+    se = math.sqrt(_ratio_variance(num, den, m))
     return Estimate(m, m - Z95 * se, m + Z95 * se)
+
+
+def _ratio_variance(num: np.ndarray, den: np.ndarray, m: float) -> float:
+    """Delta-method variance of sum(num)/sum(den) over the units (at least two)."""
+    d = len(num)
+    resid = (num - m * den) / den.mean()
+    return float(np.sum(resid**2) / (d * (d - 1)))
+
+
+def wilson_interval(successes: float, trials: float, z: float = Z95) -> tuple[float, float]:
+    """Wilson score interval for a binomial proportion: always inside [0, 1], sensible at
+    0/n and n/n (where the normal interval collapses to a point) and on small ``trials``.
+    ``trials`` may be fractional (an effective sample size)."""
+    if trials <= 0:
+        return float("nan"), float("nan")
+    p = min(max(successes / trials, 0.0), 1.0)
+    z2 = z * z
+    denom = 1.0 + z2 / trials
+    centre = (p + z2 / (2 * trials)) / denom
+    half = z / denom * math.sqrt(p * (1 - p) / trials + z2 / (4 * trials * trials))
+    lo, hi = max(0.0, centre - half), min(1.0, centre + half)
+    if p == 0.0:
+        lo = 0.0
+    if p == 1.0:
+        hi = 1.0
+    return lo, hi
+
+
+def proportion_estimate(successes: np.ndarray, trials: np.ndarray) -> Estimate:
+    """sum(successes)/sum(trials) over deals with a 95% Wilson score interval.
+
+    Why Wilson on an effective sample size: a share of hands won needs an interval fit for
+    proportions (the normal one leaves [0, 1] on small samples and is a point at 0/n and
+    n/n), and hands are not independent: the seatings of one deal are played on the same
+    tiles. The paired (over deals) variance of the ratio gives the design effect, so the
+    Wilson interval uses ``n_eff = min(n, p(1-p) / var)`` trials (Kish's effective sample size,
+    capped at the number of hands, as in Korn and Graubard's interval for complex samples):
+    correlated hands widen it, and it is never narrower than Wilson on independent hands.
+    At 0/n, n/n or with one deal there is no variance to estimate and ``n_eff = n``. A
+    bootstrap over deals would respect the pairing too but gives the point [0, 0] at 0/n.
+    """
+    num = np.asarray(successes, dtype=np.float64)
+    den = np.asarray(trials, dtype=np.float64)
+    n = float(den.sum())
+    if n <= 0:
+        return Estimate(float("nan"), float("nan"), float("nan"))
+    p = float(num.sum() / n)
+    n_eff = n
+    if len(num) >= 2 and 0.0 < p < 1.0:
+        var = _ratio_variance(num, den, p)
+        if var > 0:
+            n_eff = min(n, p * (1 - p) / var)
+    lo, hi = wilson_interval(p * n_eff, n_eff)
+    return Estimate(p, lo, hi)
 
 
 @dataclass
@@ -228,6 +347,7 @@ class EvalResult:
     seconds: float
     stats: list[AgentStats]
     per_deal: dict[str, np.ndarray] = field(repr=False)
+    notes: list[str] = field(default_factory=list)  # warnings, e.g. a policy's unknown game
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
@@ -252,7 +372,8 @@ class EvalResult:
             + (f", {self.matches} matches" if match_mode else "")
             + f", {self.seconds:.1f} s"
         )
-        return title + "\n" + _format_table(head, rows)
+        text = title + "\n" + _format_table(head, rows)
+        return text + "".join(f"\nwarning: {note}" for note in self.notes)
 
 
 def _format_table(head: list[str], rows: list[list[str]]) -> str:
@@ -286,44 +407,103 @@ def evaluate(
     lineup: Sequence[int] | None = None,
     progress: bool = False,
     labels: Sequence[str] | None = None,
+    allow_mismatch: bool = False,
     **config: Any,
 ) -> EvalResult:
-    """Play ``agents`` on fixed deals, each replayed with the seats rotated.
+    """Play ``agents`` (at least two) on fixed deals, each replayed with the seats rotated.
 
     ``hands`` (episode ``"hand"``, default 2000) or ``matches`` (episode ``"match"``,
     default 200) is the number of games wanted in total; it is rounded up to a whole number
-    of deals times ``num_players`` rotations. Deal ``d`` uses seed ``seed + d``. Other
-    keywords (``opener``, ``partnership``, ``target_score``) configure the game.
+    of deals times ``num_players`` rotations (``result.hands`` / ``result.matches`` say what
+    was played; the command line refuses a count that is not a whole number of deals). Deal
+    ``d`` uses seed ``seed + d``. Other keywords (``opener``, ``partnership``,
+    ``target_score``) configure the game. A policy trained for another game is refused
+    (``check_game``) unless ``allow_mismatch``. Setup problems raise SetupError (a
+    ValueError) before anything is played.
     """
+    plan = prepare(
+        agents, num_players, hands, matches, episode, seed, lineup, labels, allow_mismatch, **config
+    )
+    return run(plan, progress)
+
+
+@dataclass
+class EvalPlan:
+    """A checked evaluation, ready to play: the env, one agent per lineup position, the
+    number of deals and the warnings found while checking (``prepare``)."""
+
+    env: Any
+    players: list[Any]
+    lineup: list[int]
+    names: list[str]
+    deals: int
+    episode: str
+    seed: int
+    notes: list[str]
+
+
+def prepare(
+    agents: Sequence[AgentSpec],
+    num_players: int = 2,
+    hands: int | None = None,
+    matches: int | None = None,
+    episode: str = "hand",
+    seed: int = 0,
+    lineup: Sequence[int] | None = None,
+    labels: Sequence[str] | None = None,
+    allow_mismatch: bool = False,
+    **config: Any,
+) -> EvalPlan:
+    """Check an evaluation's arguments and build its agents (``evaluate``'s first half):
+    SetupError on anything wrong, before a single hand is played."""
     from block_env.env import raw_env
 
     if "reward" in config:
-        raise ValueError("evaluate always scores with reward='zero_sum'; do not pass reward")
-    env = raw_env(num_players=num_players, episode=episode, reward="zero_sum", **config)
+        raise SetupError("evaluate always scores with reward='zero_sum'; do not pass reward")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise SetupError(f"seed={seed!r} is not allowed: use an int >= 0")
+    try:
+        env = raw_env(num_players=num_players, episode=episode, reward="zero_sum", **config)
+    except (TypeError, ValueError) as exc:
+        raise SetupError(str(exc)) from exc
     cfg = env.config
     n = cfg.num_players
     if episode == "hand":
         if matches is not None:
-            raise ValueError("matches= is for episode='match'; use hands= with episode='hand'")
+            raise SetupError("matches= is for episode='match'; use hands= with episode='hand'")
         wanted = 2000 if hands is None else hands
     else:
         if hands is not None:
-            raise ValueError("hands= is for episode='hand'; use matches= with episode='match'")
+            raise SetupError("hands= is for episode='hand'; use matches= with episode='match'")
         wanted = 200 if matches is None else matches
-    if isinstance(wanted, bool) or not isinstance(wanted, int) or wanted < 1:
-        raise ValueError(f"the number of games must be a positive int, got {wanted!r}")
-    deals = -(-wanted // n)
+    if isinstance(wanted, bool) or not isinstance(wanted, (int, np.integer)) or wanted < 1:
+        raise SetupError(f"the number of games must be a positive int, got {wanted!r}")
+    deals = -(-int(wanted) // n)
     k = len(agents)
     lineup = default_lineup(k, cfg) if lineup is None else [int(i) for i in lineup]
     if len(lineup) != n or sorted(set(lineup)) != list(range(k)):
-        raise ValueError(
+        raise SetupError(
             f"lineup={lineup!r} must give an agent index 0..{k - 1} for each of the {n} seats, "
             "using every agent"
         )
     names = _unique(list(labels) if labels is not None else [agent_label(a) for a in agents])
     # One instance per lineup position for specs (stateful agents never share a seat).
     players = [build_agent(agents[lineup[p]], env, seed=seed * 1009 + p) for p in range(n)]
+    notes: list[str] = []
+    for p, player in enumerate(players):
+        note = check_game(player, names[lineup[p]], cfg, allow_mismatch)
+        if note is not None and note not in notes:
+            notes.append(note)
+    return EvalPlan(env, players, lineup, names, deals, episode, int(seed), notes)
 
+
+def run(plan: EvalPlan, progress: bool = False) -> EvalResult:
+    """Play a prepared evaluation (``evaluate``'s second half) and compute its statistics."""
+    env, players, lineup, names = plan.env, plan.players, plan.lineup, plan.names
+    deals, episode, seed = plan.deals, plan.episode, plan.seed
+    cfg = env.config
+    n = cfg.num_players
+    k = len(names)
     shape = (deals, k)
     reward = np.zeros(shape)
     seat_hands = np.zeros(shape)
@@ -371,13 +551,13 @@ def evaluate(
     for a in range(k):
         mw = None
         if episode == "match":
-            mw = ratio_estimate(match_wins[:, a], seat_matches[:, a])
+            mw = proportion_estimate(match_wins[:, a], seat_matches[:, a])
         stats.append(
             AgentStats(
                 name=names[a],
                 seat_hands=int(seat_hands[:, a].sum()),
                 margin=ratio_estimate(reward[:, a], seat_hands[:, a]),
-                hand_win=ratio_estimate(seat_wins[:, a], seat_hands[:, a]),
+                hand_win=proportion_estimate(seat_wins[:, a], seat_hands[:, a]),
                 match_win=mw,
                 seat_matches=int(seat_matches[:, a].sum()),
             )
@@ -406,6 +586,7 @@ def evaluate(
             "hands": game_hands,
             "ties": ties,
         },
+        notes=list(plan.notes),
     )
 
 
@@ -453,6 +634,7 @@ class LadderResult:
     win_share: list[list[float | None]]
     hands_per_pair: int
     seconds: float
+    notes: list[str] = field(default_factory=list)  # warnings, e.g. a policy's unknown game
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -477,10 +659,9 @@ class LadderResult:
             )
         text += _format_table(head, grid)
         if self.skipped:
-            text += "\n\nNot in the ladder (could not be built):\n" + "\n".join(
-                f"  {name}: {why}" for name, why in self.skipped.items()
-            )
-        return text
+            text += "\n\nNot in the ladder (could not be built or do not fit the game):\n"
+            text += "\n".join(f"  {name}: {why}" for name, why in self.skipped.items())
+        return text + "".join(f"\nwarning: {note}" for note in self.notes)
 
 
 def ladder_specs(num_players: int) -> list[str]:
@@ -495,29 +676,42 @@ def ladder(
     seed: int = 0,
     progress: bool = False,
     bootstrap: int = 200,
+    allow_mismatch: bool = False,
     **config: Any,
 ) -> LadderResult:
     """Round robin of ``agents`` (default ``ladder_specs``) on duplicate deals, ``hands`` per
     pair (per lineup in 3-4 player games, where each pair plays A against a field of B and B
-    against a field of A). Agents that cannot be built are listed in ``skipped`` with the
-    reason, never dropped silently."""
+    against a field of A), rounded up to whole deals as in ``evaluate``. Agents that cannot
+    be built, or policies trained for another game (unless ``allow_mismatch``), are listed
+    in ``skipped`` with the reason, never dropped silently. SetupError (a ValueError) before
+    anything is played when the game is invalid or fewer than two agents remain."""
     from block_env.env import raw_env
 
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise SetupError(f"seed={seed!r} is not allowed: use an int >= 0")
     specs = list(ladder_specs(num_players) if agents is None else agents)
-    probe_env = raw_env(num_players=num_players, episode="hand", **config)
+    try:
+        probe_env = raw_env(num_players=num_players, episode="hand", **config)
+    except (TypeError, ValueError) as exc:
+        raise SetupError(str(exc)) from exc
     kept: list[AgentSpec] = []
     skipped: dict[str, str] = {}
+    notes: list[str] = []
     for spec in specs:
+        label = agent_label(spec)
         try:
-            build_agent(spec, probe_env, seed=seed)
+            agent = build_agent(spec, probe_env, seed=seed)
+            note = check_game(agent, label, probe_env.config, allow_mismatch)
         except Exception as exc:  # noqa: BLE001 - any failure to build is reported, not fatal
-            skipped[agent_label(spec)] = f"{type(exc).__name__}: {exc}"
+            skipped[label] = f"{type(exc).__name__}: {exc}"
             continue
+        if note is not None:
+            notes.append(note)
         kept.append(spec)
     names = _unique([agent_label(s) for s in kept])
     k = len(kept)
     if k < 2:
-        raise ValueError(f"the ladder needs at least two agents that build; skipped: {skipped}")
+        raise SetupError(f"the ladder needs at least two agents that build; skipped: {skipped}")
     n = num_players
     partnership = bool(config.get("partnership", False))
     margins: list[list[Estimate | None]] = [[None] * k for _ in range(k)]
@@ -525,20 +719,30 @@ def ladder(
     pair_data: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
     start = time.perf_counter()
     pairs = [(i, j) for i in range(k) for j in range(i + 1, k)]
+    hands_played = 0
     bar = _progress(len(pairs), progress, "ladder pairs")
     if bar is not None:
         bar.unit = "pair"
     for i, j in pairs:
-        common = dict(num_players=n, hands=hands, seed=seed, progress=progress, **config)
+        common = dict(
+            num_players=n,
+            hands=hands,
+            seed=seed,
+            progress=progress,
+            allow_mismatch=allow_mismatch,
+            **config,
+        )
         if n == 2 or partnership:
             res = evaluate([kept[i], kept[j]], labels=[names[i], names[j]], **common)
             m = res.stats[0].margin
+            hands_played = res.hands
             wins_i = res.per_deal["side_wins"][:, 0] + 0.5 * res.per_deal["ties"]
             played = res.per_deal["hands"]
         else:
             a = evaluate([kept[i], kept[j]], labels=[names[i], names[j]], **common)
             b = evaluate([kept[j], kept[i]], labels=[names[j], names[i]], **common)
             m = _half_difference(a.stats[0].margin, b.stats[0].margin)
+            hands_played = a.hands
             wins_i = (
                 a.per_deal["side_wins"][:, 0]
                 + b.per_deal["side_wins"][:, 1]
@@ -562,8 +766,9 @@ def ladder(
         ratings=ratings,
         margins=margins,
         win_share=share,
-        hands_per_pair=hands,
+        hands_per_pair=hands_played,
         seconds=time.perf_counter() - start,
+        notes=notes,
     )
 
 
@@ -631,26 +836,55 @@ def bradley_terry_ci(
 # ----------------------------------------------------------------------------- CLI
 
 
+PROG = "python -m block_env.evaluate"
+
+
+class _UsageError(Exception):
+    """A command-line mistake: reported in one line, exit status 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise _UsageError(f"{message} (see --help)")
+
+
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="python -m block_env.evaluate",
+    p = _Parser(
+        prog=PROG,
         description="Evaluate Block agents on duplicate deals (seats rotated), or run a ladder.",
     )
     p.add_argument(
         "agents",
         nargs="*",
-        help="agent names/specs (random, greedy, rules, pimc:worlds=20, pimc-20, block-2p, "
-        "path/to/policy.pt); with --ladder the default is the shipped ladder",
+        help="two or more agent names/specs (random, greedy, rules, pimc:worlds=20, pimc-20, "
+        "block-2p, path/to/policy.pt; name one twice to compare two copies); with --ladder "
+        "the default is the shipped ladder",
     )
     p.add_argument("--players", type=int, default=2, help="2, 3 or 4 (default 2)")
-    p.add_argument("--hands", type=int, default=None, help="hands in total (hand episodes)")
-    p.add_argument("--matches", type=int, default=None, help="matches in total (match episodes)")
+    p.add_argument(
+        "--hands",
+        type=int,
+        default=None,
+        help="hands in total (hand episodes), a multiple of the seatings (the player count); "
+        "default 2000, or 400 per pair for --ladder",
+    )
+    p.add_argument(
+        "--matches",
+        type=int,
+        default=None,
+        help="matches in total (match episodes), a multiple of the player count",
+    )
     p.add_argument("--episode", choices=("hand", "match"), default="hand")
     p.add_argument("--opener", choices=("rotate", "highest_double"), default="rotate")
     p.add_argument("--partnership", action="store_true", help="4 players, teams 0&2 and 1&3")
     p.add_argument("--target", type=int, default=None, help="match target score")
     p.add_argument("--seed", type=int, default=0, help="first deal seed (deal d uses seed+d)")
     p.add_argument("--ladder", action="store_true", help="round robin with ratings")
+    p.add_argument(
+        "--allow-mismatch",
+        action="store_true",
+        help="play a policy in a game other than the one it was trained for (warned, not refused)",
+    )
     p.add_argument("--json", default=None, help="also write the results as JSON to this path")
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     return p
@@ -667,43 +901,100 @@ def _json_safe(value: Any) -> Any:
     return value
 
 
+def _check_output(path_text: str) -> Path:
+    """The ``--json`` path, checked before anything is played: its folder is created if
+    missing; a folder given as the file, or a place that cannot be written, is refused."""
+    path = Path(path_text).expanduser()
+    if path.is_dir():
+        raise _UsageError(f"--json {path_text}: that is a folder; give a file path")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise _UsageError(f"--json {path_text}: cannot create its folder ({exc})") from exc
+    target = path if path.exists() else path.parent
+    if not os.access(target, os.W_OK):
+        raise _UsageError(f"--json {path_text}: {target} is not writable")
+    return path
+
+
+def _check_count(option: str, value: int | None, players: int) -> None:
+    """Refuse a game count that is not a whole number of deals (each deal is played once
+    per seating), naming the nearest allowed values."""
+    if value is None:
+        return
+    if value < 1:
+        raise _UsageError(f"{option} {value}: use a positive multiple of {players}")
+    if value % players:
+        lower, upper = value - value % players, value + players - value % players
+        allowed = " or ".join(str(v) for v in (lower, upper) if v > 0)
+        raise _UsageError(
+            f"{option} {value} is not a whole number of deals: each deal is played once per "
+            f"seating ({players} with {players} players), so use a multiple of {players}, "
+            f"e.g. {allowed}"
+        )
+
+
 def main(argv: Iterable[str] | None = None) -> int:
-    args = _parser().parse_args(None if argv is None else list(argv))
-    config: dict[str, Any] = {"opener": args.opener}
-    if args.partnership:
-        config["partnership"] = True
-    if args.target is not None:
-        config["target_score"] = args.target
-    progress = not args.no_progress
-    if args.ladder:
-        if args.episode != "hand" or args.matches is not None:
-            raise SystemExit("--ladder compares agents on single hands: drop --episode/--matches")
-        res: Any = ladder(
-            args.agents or None,
-            num_players=args.players,
-            hands=args.hands or 400,
-            seed=args.seed,
-            progress=progress,
-            **config,
-        )
-    else:
-        if not args.agents:
-            raise SystemExit("give one or more agents, e.g. `rules greedy`, or use --ladder")
-        res = evaluate(
-            args.agents,
-            num_players=args.players,
-            hands=args.hands,
-            matches=args.matches,
-            episode=args.episode,
-            seed=args.seed,
-            progress=progress,
-            **config,
-        )
+    """The command line; returns the exit status (2, with one line on stderr, for a bad
+    setup found before anything is played)."""
+    try:
+        args = _parser().parse_args(None if argv is None else list(argv))
+        config: dict[str, Any] = {"opener": args.opener}
+        if args.partnership:
+            config["partnership"] = True
+        if args.target is not None:
+            config["target_score"] = args.target
+        try:
+            game = BlockConfig(num_players=args.players, **config)
+        except ValueError as exc:
+            raise _UsageError(str(exc)) from exc
+        output = None if args.json is None else _check_output(args.json)
+        n = game.num_players
+        _check_count("--hands", args.hands, n)
+        _check_count("--matches", args.matches, n)
+        progress = not args.no_progress
+        if args.ladder:
+            if args.episode != "hand" or args.matches is not None:
+                raise _UsageError(
+                    "--ladder compares agents on single hands: drop --episode/--matches"
+                )
+            res: Any = ladder(
+                args.agents or None,
+                num_players=args.players,
+                hands=args.hands or -(-400 // n) * n,
+                seed=args.seed,
+                progress=progress,
+                allow_mismatch=args.allow_mismatch,
+                **config,
+            )
+        else:
+            if len(args.agents) < 2:
+                raise _UsageError(
+                    "give two or more agents, e.g. `rules greedy` (one agent alone would only "
+                    "play itself; name it twice to compare two copies), or use --ladder"
+                )
+            plan = prepare(
+                args.agents,
+                num_players=args.players,
+                hands=args.hands,
+                matches=args.matches,
+                episode=args.episode,
+                seed=args.seed,
+                allow_mismatch=args.allow_mismatch,
+                **config,
+            )
+            for note in plan.notes:
+                print(f"{PROG}: warning: {note}", file=sys.stderr)
+            res = run(plan, progress)
+    except (_UsageError, SetupError) as exc:
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        return 2
     print(res.table())
-    if args.json:
-        with open(args.json, "w", encoding="utf-8") as fh:
-            json.dump(_json_safe(res.to_dict()), fh, indent=2)
-        print(f"wrote {args.json}")
+    if output is not None:
+        tmp = output.with_name(output.name + ".tmp")
+        tmp.write_text(json.dumps(_json_safe(res.to_dict()), indent=2), encoding="utf-8")
+        os.replace(tmp, output)
+        print(f"wrote {output}")
     return 0
 
 

@@ -12,13 +12,17 @@ import agents
 from block_env.env import raw_env
 from block_env.evaluate import (
     Estimate,
+    SetupError,
     bradley_terry,
     build_agent,
+    check_game,
     evaluate,
     ladder,
     main,
     parse_spec,
+    proportion_estimate,
     ratio_estimate,
+    wilson_interval,
 )
 
 
@@ -201,3 +205,207 @@ def test_shipped_policies_load_and_beat_the_baselines(name: str, players: int) -
     if players == 2:
         vs_greedy = evaluate([agent, "greedy"], hands=1000, seed=78)
         assert vs_greedy.stats[0].margin.lo > 0.5
+
+
+# ----------------------------------------------------------------------------- proportions
+
+
+@pytest.mark.parametrize(
+    ("x", "n", "lo", "hi"),
+    # Newcombe (1998), Statistics in Medicine 17:857, Table I, method 3 (Wilson score).
+    [
+        (81, 263, 0.2553, 0.3662),
+        (15, 148, 0.0624, 0.1605),
+        (0, 20, 0.0, 0.1611),
+        (1, 29, 0.0061, 0.1718),
+    ],
+)
+def test_wilson_interval_known_values(x: int, n: int, lo: float, hi: float) -> None:
+    got = wilson_interval(x, n)
+    assert got == pytest.approx((lo, hi), abs=5e-5)
+
+
+def test_proportion_intervals_stay_inside_0_1_on_tiny_samples() -> None:
+    for deals in (1, 2, 3):
+        for per_deal in (1, 2, 3, 4):
+            trials = np.full(deals, per_deal, dtype=float)
+            for wins in np.ndindex(*([per_deal + 1] * deals)):
+                e = proportion_estimate(np.array(wins, dtype=float), trials)
+                assert 0.0 <= e.lo <= e.mean <= e.hi <= 1.0, (wins, trials, e)
+                assert e.hi > e.lo  # never a point, not even at 0/n or n/n
+                if sum(wins) == 0:
+                    assert e.lo == 0.0 and e.hi > 0.0
+                if sum(wins) == deals * per_deal:
+                    assert e.hi == 1.0 and e.lo < 1.0
+    # The example of a 4-hand evaluation: 1 of 4 hands won.
+    e = proportion_estimate(np.array([1.0, 0.0]), np.array([2.0, 2.0]))
+    assert e.mean == 0.25 and 0.0 < e.lo < 0.25 < e.hi < 1.0
+
+
+def test_proportion_interval_respects_the_deal_pairing() -> None:
+    # Each deal won once in two seatings (no variance over deals): capped at plain Wilson.
+    split = proportion_estimate(np.ones(50), np.full(50, 2.0))
+    assert (split.lo, split.hi) == pytest.approx(wilson_interval(50, 100))
+    # All-or-nothing deals (the two hands of a deal agree): about 50 independent units.
+    lumped = proportion_estimate(np.tile([2.0, 0.0], 25), np.full(50, 2.0))
+    assert lumped.mean == 0.5
+    assert lumped.hi - lumped.lo > split.hi - split.lo
+    assert (lumped.lo, lumped.hi) == pytest.approx(wilson_interval(0.5 * 49, 49), abs=1e-9)
+
+
+def test_small_evaluation_reports_win_rates_inside_0_100() -> None:
+    res = evaluate(["greedy", "random"], hands=4, seed=1)
+    for s in res.stats:
+        assert 0.0 <= s.hand_win.lo <= s.hand_win.mean <= s.hand_win.hi <= 1.0
+    match = evaluate(["greedy", "random"], episode="match", matches=2, target_score=5)
+    for s in match.stats:
+        assert 0.0 <= s.match_win.lo <= s.match_win.hi <= 1.0
+
+
+# ----------------------------------------------------------------------------- command line
+
+
+def run_cli(capsys: pytest.CaptureFixture, *argv: str) -> tuple[int, str, str]:
+    code = main([*argv, "--no-progress"])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def assert_one_line_error(code: int, out: str, err: str, *needles: str) -> None:
+    assert code == 2
+    assert out == ""  # refused before anything was played or printed
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("python -m block_env.evaluate: error: "), err
+    for needle in needles:
+        assert needle in lines[0], (needle, lines[0])
+
+
+@pytest.mark.parametrize(
+    ("argv", "needles"),
+    [
+        (["greedy", "random", "--hands", "3"], ["--hands 3", "multiple of 2", "2 or 4"]),
+        (["greedy", "random", "--players", "3", "--hands", "4"], ["multiple of 3", "3 or 6"]),
+        (["greedy", "random", "--episode", "match", "--matches", "5"], ["--matches 5", "4 or 6"]),
+        (["--ladder", "random", "greedy", "--players", "3", "--hands", "400"], ["399 or 402"]),
+    ],
+)
+def test_cli_refuses_a_count_that_is_not_whole_deals(capsys, argv, needles) -> None:
+    assert_one_line_error(*run_cli(capsys, *argv), *needles)
+
+
+def test_cli_refuses_a_single_agent(capsys) -> None:
+    assert_one_line_error(*run_cli(capsys, "greedy", "--hands", "4"), "two or more agents")
+    with pytest.raises(SetupError, match="at least two agents"):
+        evaluate(["greedy"], hands=4)
+
+
+@pytest.mark.parametrize(
+    ("argv", "needles"),
+    [
+        (["no-such-agent", "random"], ["no-such-agent"]),
+        (["missing/policy.pt", "random"], ["missing/policy.pt"]),
+        (["greedy", "random", "--hands", "abc"], ["--hands", "abc"]),
+        (["greedy", "random", "--hands", "0"], ["--hands 0"]),
+        (["greedy", "random", "--players", "5"], ["num_players=5"]),
+        (["greedy", "random", "--seed", "-1"], ["seed=-1"]),
+        (["greedy", "random", "--target", "0"], ["target_score=0"]),
+        (["greedy", "random", "--episode", "set"], ["--episode"]),
+        (["pimc:20", "random"], ["key=value"]),
+        (["greedy", "random", "rules"], ["3 agents", "2-player"]),
+    ],
+)
+def test_cli_errors_are_one_line_with_status_2(capsys, argv, needles) -> None:
+    assert_one_line_error(*run_cli(capsys, *argv), *needles)
+
+
+def test_cli_rejects_a_bad_policy_file_in_one_line(tmp_path, capsys) -> None:
+    bad = tmp_path / "empty.pt"
+    bad.write_bytes(b"")
+    assert_one_line_error(*run_cli(capsys, str(bad), "random"), str(bad), "torch.save")
+
+
+def test_cli_json_into_a_missing_folder_is_created_first(tmp_path, capsys) -> None:
+    out = tmp_path / "new" / "deeper" / "e.json"
+    code, text, _ = run_cli(capsys, "greedy", "random", "--hands", "4", "--json", str(out))
+    assert code == 0 and f"wrote {out}" in text
+    assert json.loads(out.read_text())["hands"] == 4
+
+
+def test_cli_refuses_an_unwritable_json_path_before_playing(tmp_path, capsys) -> None:
+    a_file = tmp_path / "file.txt"
+    a_file.write_text("x")
+    for target, needle in [(tmp_path, "folder"), (a_file / "e.json", "cannot create")]:
+        assert_one_line_error(
+            *run_cli(capsys, "greedy", "random", "--json", str(target)), "--json", needle
+        )
+
+
+def test_cli_refuses_a_policy_trained_for_another_game(capsys) -> None:
+    code, out, err = run_cli(capsys, "block-3p", "random", "--hands", "4")
+    assert_one_line_error(code, out, err, "block-3p", "num_players=3", "num_players=2")
+    assert "--allow-mismatch" in err
+    with pytest.raises(SetupError, match="num_players differ"):
+        evaluate(["block-2p", "random"], num_players=4, hands=4)
+    with pytest.raises(SetupError, match="opener"):
+        evaluate(["block-2p", "random"], opener="highest_double", hands=4)
+
+
+def test_allow_mismatch_plays_it_with_a_warning(capsys) -> None:
+    code, out, err = run_cli(capsys, "block-3p", "random", "--hands", "4", "--allow-mismatch")
+    assert code == 0 and "warning: block-3p was trained for num_players=3" in err
+    assert "warning: block-3p" in out  # the table carries it too
+    res = evaluate(["block-3p", "random"], hands=4, allow_mismatch=True)
+    assert len(res.notes) == 1 and res.to_dict()["notes"] == res.notes
+
+
+def test_shipped_policy_in_its_own_game_has_no_warning(capsys) -> None:
+    code, _, err = run_cli(capsys, "block-2p", "random", "--hands", "4", "--episode", "hand")
+    assert code == 0 and err == ""
+
+
+def test_old_policy_file_warns_that_its_game_is_not_checked(tmp_path, capsys) -> None:
+    torch = pytest.importorskip("torch")
+    from agents.policy import ActorCritic, NetConfig, policy_dict
+
+    path = tmp_path / "old.pt"
+    torch.save(policy_dict(ActorCritic(NetConfig(hidden=(8,)))), path)
+    code, _, err = run_cli(capsys, str(path), "random", "--hands", "4")
+    assert code == 0
+    assert "warning:" in err and "not checked" in err and "num_players=2" in err
+
+
+class _ScoreReader:
+    """A policy-like agent that reads the match scores, trained on single 2-player hands."""
+
+    class model:  # noqa: N801 - mimics PolicyAgent.model.net
+        class net:  # noqa: N801
+            use_scores = True
+
+    game = {
+        "num_players": 2,
+        "opener": "rotate",
+        "episode": "hand",
+        "partnership": False,
+        "target_score": None,
+        "reward": "zero_sum",
+    }
+
+
+def test_check_game_compares_episode_and_target_only_for_score_readers() -> None:
+    from block_env.config import BlockConfig
+
+    match = BlockConfig(num_players=2, episode="match")
+    with pytest.raises(SetupError, match="episode"):
+        check_game(_ScoreReader(), "reader", match)
+    assert check_game(_ScoreReader(), "reader", BlockConfig(num_players=2, episode="hand")) is None
+    blind = agents.load("block-2p")  # use_scores=False: the match scores are hidden from it
+    assert check_game(blind, "block-2p", match) is None
+    assert check_game(agents.make("greedy"), "greedy", BlockConfig(num_players=4)) is None
+
+
+def test_ladder_skips_a_policy_for_another_game_and_reports_hands_played() -> None:
+    res = ladder(["random", "greedy", "block-3p"], hands=40, bootstrap=5)
+    assert "block-3p" in res.skipped and "num_players" in res.skipped["block-3p"]
+    assert res.agents == ["random", "greedy"]
+    three = ladder(["random", "greedy"], num_players=3, hands=20, bootstrap=5)
+    assert three.hands_per_pair == 21  # 7 deals x 3 seatings, as played
