@@ -158,8 +158,9 @@ def check_game(
     ours = {k: getattr(config, k) for k in keys}
     if agent.game is None:
         return (
-            f"{label}: its file does not record the game it was trained for (written before "
-            f"that was stored), so its fit to this evaluation ({_fmt_game(ours)}) is not checked"
+            f"{label}: the game it was trained for is not recorded (a policy file written "
+            f"before that was stored), so its fit to this evaluation ({_fmt_game(ours)}) is "
+            "not checked"
         )
     try:
         trained = BlockConfig(**dict(agent.game))
@@ -347,7 +348,7 @@ class EvalResult:
     seconds: float
     stats: list[AgentStats]
     per_deal: dict[str, np.ndarray] = field(repr=False)
-    notes: list[str] = field(default_factory=list)  # warnings, e.g. a policy's unknown game
+    notes: list[str] = field(default_factory=list)  # warnings (JSON; stderr on the CLI)
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
@@ -372,8 +373,7 @@ class EvalResult:
             + (f", {self.matches} matches" if match_mode else "")
             + f", {self.seconds:.1f} s"
         )
-        text = title + "\n" + _format_table(head, rows)
-        return text + "".join(f"\nwarning: {note}" for note in self.notes)
+        return title + "\n" + _format_table(head, rows)
 
 
 def _format_table(head: list[str], rows: list[list[str]]) -> str:
@@ -634,7 +634,7 @@ class LadderResult:
     win_share: list[list[float | None]]
     hands_per_pair: int
     seconds: float
-    notes: list[str] = field(default_factory=list)  # warnings, e.g. a policy's unknown game
+    notes: list[str] = field(default_factory=list)  # warnings (JSON; stderr on the CLI)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -661,7 +661,7 @@ class LadderResult:
         if self.skipped:
             text += "\n\nNot in the ladder (could not be built or do not fit the game):\n"
             text += "\n".join(f"  {name}: {why}" for name, why in self.skipped.items())
-        return text + "".join(f"\nwarning: {note}" for note in self.notes)
+        return text
 
 
 def ladder_specs(num_players: int) -> list[str]:
@@ -967,6 +967,8 @@ def main(argv: Iterable[str] | None = None) -> int:
                 allow_mismatch=args.allow_mismatch,
                 **config,
             )
+            for note in res.notes:
+                print(f"{PROG}: warning: {note}", file=sys.stderr)
         else:
             if len(args.agents) < 2:
                 raise _UsageError(

@@ -353,7 +353,7 @@ def test_cli_refuses_a_policy_trained_for_another_game(capsys) -> None:
 def test_allow_mismatch_plays_it_with_a_warning(capsys) -> None:
     code, out, err = run_cli(capsys, "block-3p", "random", "--hands", "4", "--allow-mismatch")
     assert code == 0 and "warning: block-3p was trained for num_players=3" in err
-    assert "warning: block-3p" in out  # the table carries it too
+    assert "block-3p" in out and "warning" not in out  # the table, warnings on stderr
     res = evaluate(["block-3p", "random"], hands=4, allow_mismatch=True)
     assert len(res.notes) == 1 and res.to_dict()["notes"] == res.notes
 
@@ -372,6 +372,8 @@ def test_old_policy_file_warns_that_its_game_is_not_checked(tmp_path, capsys) ->
     code, _, err = run_cli(capsys, str(path), "random", "--hands", "4")
     assert code == 0
     assert "warning:" in err and "not checked" in err and "num_players=2" in err
+    code, out, err = run_cli(capsys, "--ladder", str(path), "random", "--hands", "4")
+    assert code == 0 and "not checked" in err and "not checked" not in out
 
 
 class _ScoreReader:
