@@ -131,12 +131,12 @@ def test_scoring_example(row: dict[str, str]) -> None:
 def test_scoring_example_through_the_env() -> None:
     # S3 played out: [0|0] opens and nobody holds a blank, so the hand blocks at once with
     # 3, 7, 8 left; the holder of 3 scores 7 + 8 - 3 = 12.
-    env = block_env.raw_env(num_players=3, reward="points")
+    env = block_env.raw_env(num_players=3, episode="hand", reward="points")
     env.reset(seed=0, options={"hands": [[(0, 0), (1, 2)], [(3, 4)], [(2, 6)]], "leader": 0})
     env.step(2 * tile_index((0, 0)))
-    result = env.infos["player_0"]["hand_result"]
-    assert result == {"winner": 0, "blocked": True, "pips": [3, 7, 8], "points": [12, 0, 0]}
+    assert env.game.result == rules.HandResult(0, True, (3, 7, 8), (12, 0, 0))
     assert env.scores == [12, 0, 0]
+    assert env.rewards == {"player_0": 12.0, "player_1": 0.0, "player_2": 0.0}
 
 
 # ------------------------------------------------------------------ layout table
@@ -212,18 +212,17 @@ def test_single_hand_domino_wins_and_tied_block_draws() -> None:
     env.reset(seed=0, options={"hands": [[(1, 2)], [(5, 5)]], "leader": 0})
     env.step(2 * tile_index((1, 2)))
     assert all(env.terminations.values())
-    assert env.infos["player_1"]["match_winner"] == 0 and env.scores == [10, 0]
+    assert env.game.episode_over and env.game.winners == (0,) and env.scores == [10, 0]
 
-    env = block_env.raw_env(num_players=3, episode="hand")
+    env = block_env.raw_env(num_players=3, episode="hand", reward="win")
     # [3|3] opens, nobody can follow: totals 3, 3, 8, a tie on the lowest count.
-    env.reset(
-        seed=0, options={"hands": [[(3, 3), (0, 1), (0, 2)], [(1, 2)], [(2, 6)]], "leader": 0}
-    )
+    hands = [[(3, 3), (0, 1), (0, 2)], [(1, 2)], [(2, 6)]]
+    env.reset(seed=0, options={"hands": hands, "leader": 0})
     env.step(2 * tile_index((3, 3)))
     assert all(env.terminations.values())
-    info = env.infos["player_0"]
-    assert info["match_winner"] is None and info["match_winners"] == []
-    assert env.scores == [0, 0, 0]
+    assert env.game.episode_over and env.game.winners == ()  # a draw
+    assert env.game.result.winner is None and env.scores == [0, 0, 0]
+    assert set(env.rewards.values()) == {0.0}
 
 
 def test_highest_double_leads_every_hand_of_a_match() -> None:
