@@ -18,12 +18,13 @@ checkpoint; Ctrl-C (or SIGTERM) saves a checkpoint, prints how to resume and exi
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 from pathlib import Path
 from typing import Any
 
 from block_env.training.config import TrainConfig, load_config
-from block_env.training.errors import TrainError
+from block_env.training.errors import Interrupted, TrainError
 
 
 def train(cfg: TrainConfig, resume: str | bool | None = None, force: bool = False) -> dict:
@@ -66,10 +67,32 @@ def main(argv: list[str] | None = None) -> int:
         cfg = load_config(path, overrides)
         resume = (args.checkpoint or True) if args.resume else None
         train(cfg, resume=resume, force=args.force)
+    except Interrupted as exc:
+        how = "" if exc.checkpoint is None else f"; resume with: {resume_command(argv)}"
+        print(f"train.py: {exc}{how}", file=sys.stderr)
+        return exc.exit_status
     except TrainError as exc:
         print(f"train.py: error: {exc}", file=sys.stderr)
         return exc.exit_status
+    except KeyboardInterrupt:  # outside the training loop (setup, or an engine without resume)
+        print("train.py: interrupted", file=sys.stderr)
+        return 130
     return 0
+
+
+def resume_command(argv: list[str] | None) -> str:
+    """The command that continues this run: the same arguments, --resume instead of --force."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    kept, skip = [], False
+    for a in args:
+        if skip or a in ("--force", "--resume") or a.startswith("--checkpoint="):
+            skip = False
+            continue
+        if a == "--checkpoint":  # the run goes on from its own latest checkpoint now
+            skip = True
+            continue
+        kept.append(a)
+    return shlex.join([Path(sys.executable).name, "train.py", *kept, "--resume"])
 
 
 if __name__ == "__main__":

@@ -7,6 +7,8 @@ anything runs, with a ``ConfigError`` (a ``ValueError``) naming the key and what
 
 from __future__ import annotations
 
+import math
+import re
 import typing
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,6 +19,8 @@ from block_env.training.errors import ConfigError, ConfigFileMissing
 OPPONENT_KINDS = ("self", "snapshot", "random", "greedy", "rules")
 BASELINES = ("random", "greedy", "rules")
 ALGOS = ("ppo", "sb3", "rllib")
+NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
+SEED_LIMIT = 2**32
 
 
 @dataclass
@@ -35,7 +39,9 @@ class TrainConfig:
     opener: str = "rotate"
     # budget
     total_steps: int = 30_000_000  # environment agent-steps (all seats, all games)
-    time_limit_min: float = 25.0  # stop training after this many minutes (0 = no limit)
+    # A safety stop (0 = none, the default): past this many minutes of training the run
+    # ends early and its result then depends on the machine's speed.
+    time_limit_min: float = 0.0
     # rollouts
     num_envs: int = 512
     rollout_steps: int = 64  # environment steps per game per update
@@ -83,6 +89,13 @@ class TrainConfig:
     sb3_envs: int = 8
     sb3_n_steps: int = 256
     # rllib only (block_env.training.rllib adds its keys here)
+    num_env_runners: int = 2  # Ray env-runner actors sampling in parallel (any node)
+    rllib_envs_per_runner: int = 1
+    rllib_train_batch: int = 4000  # env steps per PPO iteration (all runners together)
+    rllib_league_every: int = 5  # iterations between snapshots of main joining the league
+    rllib_league_size: int = 8  # snapshots kept (the oldest is replaced)
+    rllib_self_play: float = 0.2  # chance a non-learner seat is main itself, not a snapshot
+    rllib_num_cpus: int = 0  # CPUs of a local Ray instance (0: num_env_runners + 1)
 
 
 # Keys that may change when a run is resumed; every other key must match the checkpoint.
@@ -128,11 +141,13 @@ def _coerce(key: str, value: Any, kind: Any) -> Any:
     if kind is float:
         if isinstance(value, str):
             try:
-                return float(value)
+                value = float(value)
             except ValueError:
                 raise bad from None
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise bad
+        if not math.isfinite(value):
+            raise ConfigError(f"config {key}={value!r} is not allowed: use a finite number")
         return float(value)
     if kind is str:
         if not isinstance(value, str):
@@ -165,6 +180,13 @@ def validate(cfg: TrainConfig) -> TrainConfig:
             raise ConfigError(f"config {key}={getattr(cfg, key)!r} is not allowed: {allowed}")
 
     need(cfg.algo in ALGOS, "algo", f"use one of {', '.join(ALGOS)}")
+    need(
+        NAME_PATTERN.fullmatch(cfg.name) is not None and ".." not in cfg.name,
+        "name",
+        "use letters, digits, '.', '_' and '-' (no path separators, no '..'), up to 100",
+    )
+    _check_run_dir(cfg)
+    need(0 <= cfg.seed < SEED_LIMIT, "seed", "use an int in [0, 2**32)")
     need(cfg.num_players in (2, 3, 4), "num_players", "use 2, 3 or 4")
     need(not cfg.partnership or cfg.num_players == 4, "partnership", "needs num_players=4")
     need(cfg.opener in ("rotate", "highest_double"), "opener", "use rotate or highest_double")
@@ -190,9 +212,26 @@ def validate(cfg: TrainConfig) -> TrainConfig:
         "sb3_n_steps",
     ):
         need(getattr(cfg, key) >= 1, key, "use a positive int")
-    for key in ("lr", "clip", "reward_scale"):
+    for key in ("rllib_envs_per_runner", "rllib_train_batch", "rllib_league_every"):
+        need(getattr(cfg, key) >= 1, key, "use a positive int")
+    need(cfg.rllib_league_size >= 1, "rllib_league_size", "use a positive int")
+    for key in ("num_env_runners", "rllib_num_cpus"):
+        need(getattr(cfg, key) >= 0, key, "use an int >= 0")
+    need(0 <= cfg.rllib_self_play <= 1, "rllib_self_play", "use a number in [0, 1]")
+    need(cfg.minibatch_size >= 2, "minibatch_size", "use at least 2 (advantages are normalised)")
+    if cfg.algo == "ppo":
+        rollout = cfg.num_envs * cfg.rollout_steps
+        need(
+            cfg.minibatch_size <= rollout,
+            "minibatch_size",
+            f"use at most num_envs x rollout_steps = {rollout}, the most decisions a rollout "
+            f"can yield",
+        )
+    if cfg.algo == "sb3":
+        need(cfg.sb3_envs * cfg.sb3_n_steps >= 2, "sb3_n_steps", "sb3_envs x sb3_n_steps >= 2")
+    for key in ("lr", "clip", "reward_scale", "max_grad_norm"):
         need(getattr(cfg, key) > 0, key, "use a positive number")
-    for key in ("ent_coef", "vf_coef", "max_grad_norm", "target_kl", "time_limit_min"):
+    for key in ("ent_coef", "vf_coef", "target_kl", "time_limit_min"):
         need(getattr(cfg, key) >= 0, key, "use a number >= 0")
     need(0 <= cfg.gamma <= 1, "gamma", "use a number in [0, 1]")
     need(0 <= cfg.gae_lambda <= 1, "gae_lambda", "use a number in [0, 1]")
@@ -208,7 +247,34 @@ def validate(cfg: TrainConfig) -> TrainConfig:
     )
     unknown = sorted(set(cfg.eval_opponents) - set(BASELINES))
     need(not unknown, "eval_opponents", f"unknown agents {unknown}; use {', '.join(BASELINES)}")
+    need(bool(cfg.eval_opponents), "eval_opponents", f"name at least one of {', '.join(BASELINES)}")
+    need(
+        len(set(cfg.eval_opponents)) == len(cfg.eval_opponents),
+        "eval_opponents",
+        "name each opponent once",
+    )
     return cfg
+
+
+def _check_run_dir(cfg: TrainConfig) -> None:
+    """``run_dir`` must format with ``{name}`` only; a relative one must stay inside
+    ``runs/`` of the project (an absolute path is the user's explicit choice)."""
+    try:
+        path = Path(cfg.run_dir.format(name=cfg.name))
+    except (KeyError, IndexError, ValueError):
+        raise ConfigError(
+            f"config run_dir={cfg.run_dir!r} is not allowed: the only placeholder is {{name}}"
+        ) from None
+    if not cfg.run_dir.strip():
+        raise ConfigError("config run_dir='' is not allowed: give a folder")
+    if not path.is_absolute():
+        runs = (project_root() / "runs").resolve()
+        target = (project_root() / path).resolve()
+        if target == runs or runs not in target.parents:
+            raise ConfigError(
+                f"config run_dir={cfg.run_dir!r} (with name={cfg.name!r}) is not allowed: a "
+                f"relative run folder must lie inside runs/ (or give an absolute path)"
+            )
 
 
 def config_from_dict(data: dict[str, Any]) -> TrainConfig:
@@ -272,6 +338,19 @@ def load_config(path: str | Path | None = None, overrides: list[str] | None = No
         data.update(loaded)
     data.update(parse_overrides(overrides or []))
     return config_from_dict(data)
+
+
+def game_of(cfg: TrainConfig) -> dict[str, Any]:
+    """The env configuration the policy trains on (the keywords of ``block_env.raw_env``):
+    single hands scored zero-sum; it is stored in policy files and checkpoints."""
+    return {
+        "num_players": cfg.num_players,
+        "opener": cfg.opener,
+        "episode": "hand",
+        "partnership": cfg.partnership,
+        "target_score": None,
+        "reward": "zero_sum",
+    }
 
 
 def project_root() -> Path:

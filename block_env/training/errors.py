@@ -5,6 +5,8 @@ caller would expect (``ValueError``, ``FileExistsError``...)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 
 class TrainError(Exception):
     """Base of the errors ``train.py`` reports as one line; ``exit_status`` is its status."""
@@ -40,3 +42,14 @@ class Diverged(TrainError, FloatingPointError):
     """A loss or weight became NaN or infinite; the last good checkpoint is kept."""
 
     exit_status = 1
+
+
+class Interrupted(TrainError):
+    """The run was stopped by SIGINT/SIGTERM after saving a checkpoint (exit status 130)."""
+
+    exit_status = 130
+
+    def __init__(self, signame: str, update: int, checkpoint: Path | None) -> None:
+        self.signame, self.update, self.checkpoint = signame, update, checkpoint
+        saved = f"checkpoint {checkpoint} saved" if checkpoint else "nothing saved"
+        super().__init__(f"stopped by {signame} at update {update}: {saved}")

@@ -36,7 +36,6 @@ import json
 import math
 import time
 from dataclasses import asdict, dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -55,12 +54,17 @@ from agents.policy import (
 )
 from block_env.batched import BatchedEnv
 from block_env.tiles import PASS, PIPS
-from block_env.training.config import OPPONENT_KINDS, TrainConfig, run_dir_of
-from block_env.training.errors import RunExists
+from block_env.training.config import OPPONENT_KINDS, TrainConfig, game_of
+from block_env.training.envstate import env_state, load_env_state
+from block_env.training.errors import Diverged, Interrupted
 from block_env.training.results import evaluate_against, finish
 from block_env.training.runs import (
+    RunFolder,
+    StopRequested,
+    StopSignals,
     bar_of,
-    load_checkpoint,
+    close_run,
+    open_run,
     resolve_device,
     save_checkpoint,
     say,
@@ -139,15 +143,7 @@ class Collector:
         self.rng = rng
         n = cfg.num_players
         self.n = n
-        self.env = BatchedEnv(
-            cfg.num_envs,
-            auto_pass=True,
-            num_players=n,
-            partnership=cfg.partnership,
-            opener=cfg.opener,
-            episode="hand",
-            reward="zero_sum",
-        )
+        self.env = BatchedEnv(cfg.num_envs, auto_pass=True, **game_of(cfg))
         kinds = [k for k in OPPONENT_KINDS if cfg.opponents.get(k, 0) > 0]
         self.kinds = kinds
         w = np.array([cfg.opponents[k] for k in kinds], dtype=np.float64)
@@ -166,6 +162,21 @@ class Collector:
     def reset(self, seed: int) -> None:
         self.obs, self.mask, self.seat = self.env.reset(seed=seed)
         self._assign(np.arange(self.cfg.num_envs))
+
+    def state_dict(self) -> dict[str, Any]:
+        """Everything the next rollouts depend on (the shared numpy generator aside): the
+        games in progress, who learns in each, the sampling generator."""
+        arrays = {
+            k: torch.from_numpy(np.array(getattr(self, k), copy=True))
+            for k in ("obs", "mask", "seat", "kind", "learn", "episodes")
+        }
+        return {"env": env_state(self.env), "generator": self.generator.get_state(), **arrays}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        load_env_state(self.env, state["env"])
+        self.generator.set_state(state["generator"])
+        for k in ("obs", "mask", "seat", "kind", "learn", "episodes"):
+            setattr(self, k, state[k].numpy().copy())
 
     def _assign(self, rows: np.ndarray) -> None:
         """Draw the opponent kind and learner seat(s) of each game starting a hand."""
@@ -329,9 +340,10 @@ def gae(
 def ppo_update(
     model: Any, optimizer: Any, batch: Batch, cfg: TrainConfig, device: Any, generator: Any
 ) -> dict[str, float]:
-    """Clipped PPO epochs over the batch; returns mean losses and diagnostics."""
+    """Clipped PPO epochs over the batch; returns mean losses and diagnostics. Diverged when
+    a loss or gradient norm is not finite (raised before that step changes any weight)."""
     N = len(batch.actions)
-    if N == 0:
+    if N < 2:  # nothing to normalise advantages over: skip this update
         return {}
     t = {
         "obs": torch.from_numpy(batch.obs).to(device),
@@ -360,9 +372,16 @@ def ppo_update(
             vf = 0.5 * ((value - t["ret"][i]) ** 2).mean()
             ent = entropy.mean()
             loss = pg - cfg.ent_coef * ent + cfg.vf_coef * vf
+            if not torch.isfinite(loss):
+                raise Diverged(
+                    f"the PPO loss is {loss.item()} (pg {pg.item()}, vf {vf.item()}, "
+                    f"entropy {ent.item()})"
+                )
             optimizer.zero_grad()
             loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.max_grad_norm)
+            norm = torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.max_grad_norm)
+            if not torch.isfinite(norm):
+                raise Diverged(f"the gradient norm is {norm.item()}")
             optimizer.step()
             with torch.no_grad():
                 kl = ((ratio - 1) - (new - t["logp"][i])).mean().item()
@@ -390,33 +409,39 @@ def ppo_update(
 
 
 def train_ppo(cfg: TrainConfig, resume: str | bool | None = None, force: bool = False) -> dict:
-    """Self-play PPO as configured; returns the final evaluation (also written to disk)."""
+    """Self-play PPO as configured; returns the final evaluation (also written to disk).
+    ``resume``: True for the run folder's latest checkpoint, or a checkpoint path."""
     torch.set_num_threads(cfg.threads)
     device = resolve_device(cfg.device)
-    out = run_dir_of(cfg)
-    ckpt_dir = out / "checkpoints"
-    latest = ckpt_dir / "latest.pt"
-    if resume:
-        state = load_checkpoint(Path(resume) if isinstance(resume, str) else latest, cfg)
-    else:
-        state = None
-        if latest.exists() and not force:
-            raise RunExists(
-                f"{out} already holds a run: continue it with --resume, overwrite it with "
-                f"--force, or pick another name=/run_dir="
-            )
-    out.mkdir(parents=True, exist_ok=True)
-    if state is None:
-        (out / "log.jsonl").unlink(missing_ok=True)  # a fresh (or --force) run starts a new log
+    run, state = open_run(cfg, resume, force)
+    try:
+        return _train(cfg, run, state, device)
+    finally:
+        close_run(run)
+
+
+def weights_finite(model: Any) -> bool:
+    """Whether every parameter and buffer of ``model`` is finite."""
+    return all(bool(torch.isfinite(t).all()) for t in model.state_dict().values())
+
+
+def _train(cfg: TrainConfig, run: RunFolder, state: dict | None, device: str) -> dict:
     torch.manual_seed(cfg.seed)
-    rng = np.random.default_rng(cfg.seed)
+    rng = np.random.default_rng(cfg.seed)  # opponents, learner seats, snapshot draws
     net = NetConfig(tuple(cfg.hidden), cfg.activation, cfg.shared, False, cfg.privileged_critic)
     model = ActorCritic(net).to(device)
     optimizer = torch.optim.Adam(model.parameters(), lr=cfg.lr, eps=1e-5)
+    snap_model = ActorCritic(net).to(device)
+    snap_model.eval()
+    collector = Collector(cfg, model, device, rng)
+    shuffle_gen = torch.Generator().manual_seed(cfg.seed + 1)  # minibatch order
     update, env_steps, wall0, history = 0, 0, 0.0, []
-    pool: list[dict[str, Any]] = []
+    pool: list[dict[str, Any]] = []  # past weights, the "snapshot" opponents
     best: dict[str, Any] = {"score": -math.inf, "weights": None, "update": 0}
-    if state is not None:
+    owes_eval = False  # a stop came during this update's periodic evaluation
+    if state is None:
+        collector.reset(seed=cfg.seed)
+    else:  # continue exactly where the checkpoint was taken (see checkpoint() below)
         model.load_state_dict(state["policy"]["weights"])
         optimizer.load_state_dict(state["optimizer"])
         update, env_steps, wall0 = state["update"], state["env_steps"], state["wall"]
@@ -427,25 +452,29 @@ def train_ppo(cfg: TrainConfig, resume: str | bool | None = None, force: bool = 
             "weights": state["best_weights"],
             "update": state["best_update"],
         }
-        rng = np.random.default_rng([cfg.seed, update])
-        torch.manual_seed(cfg.seed + update)
-    collector = Collector(cfg, model, device, rng)
-    collector.reset(seed=cfg.seed + 7919 * update)
-    snap_model = ActorCritic(net).to(device)
-    snap_model.eval()
-    shuffle_gen = torch.Generator().manual_seed(cfg.seed + 1 + update)
+        owes_eval = bool(state["owes_eval"])
+        rng.bit_generator.state = state["rng"]["numpy"]
+        torch.set_rng_state(state["rng"]["torch"])
+        shuffle_gen.set_state(state["rng"]["shuffle"])
+        collector.load_state_dict(state["collector"])
     steps_per_update = cfg.num_envs * cfg.rollout_steps
     total_updates = max(1, math.ceil(cfg.total_steps / steps_per_update))
-    writer = tensorboard_of(out) if cfg.tensorboard else None
+    writer = None
+    if cfg.tensorboard:  # a resumed run drops the events logged after its checkpoint
+        writer = tensorboard_of(run.path, purge_step=env_steps + 1 if state else None)
     bar = bar_of(cfg, env_steps)
     start = time.perf_counter() - wall0
-    log_path = out / "log.jsonl"
+    signals = StopSignals()
 
     def checkpoint() -> None:
+        if not weights_finite(model):  # never replace a good checkpoint with a bad one
+            raise Diverged(f"update {update}: the weights are not finite")
         save_checkpoint(
-            latest,
+            run.latest,
             {
-                "policy": policy_dict(model, {"config": asdict(cfg), "update": update}),
+                "policy": policy_dict(
+                    model, {"config": asdict(cfg), "update": update}, game=game_of(cfg)
+                ),
                 "optimizer": optimizer.state_dict(),
                 "config": asdict(cfg),
                 "update": update,
@@ -456,11 +485,20 @@ def train_ppo(cfg: TrainConfig, resume: str | bool | None = None, force: bool = 
                 "best_score": best["score"],
                 "best_weights": best["weights"],
                 "best_update": best["update"],
+                "owes_eval": owes_eval,
+                "rng": {
+                    "numpy": rng.bit_generator.state,
+                    "torch": torch.get_rng_state(),
+                    "shuffle": shuffle_gen.get_state(),
+                },
+                "collector": collector.state_dict(),
             },
         )
 
     def periodic_eval() -> None:
-        res = evaluate_against(model, cfg, cfg.eval_opponents, cfg.eval_hands, seed=10_000)
+        """Greedy policy vs the baselines; a stop signal interrupts it at once."""
+        with signals.at_once():
+            res = evaluate_against(model, cfg, cfg.eval_opponents, cfg.eval_hands, seed=10_000)
         entry = {
             "update": update,
             "env_steps": env_steps,
@@ -489,52 +527,85 @@ def train_ppo(cfg: TrainConfig, resume: str | bool | None = None, force: bool = 
             bar.set_postfix({k: f"{v['margin']:+.2f}" for k, v in res.items()})
 
     try:
-        while update < total_updates:
-            elapsed = time.perf_counter() - start
-            if cfg.time_limit_min and elapsed > cfg.time_limit_min * 60:
-                say(bar, f"time limit of {cfg.time_limit_min} min reached at update {update}")
-                break
-            if cfg.anneal_lr:
-                for group in optimizer.param_groups:
-                    group["lr"] = cfg.lr * (1.0 - update / total_updates)
-            if pool:
-                snap_model.load_state_dict(pool[int(rng.integers(len(pool)))])
-                collector.snapshot = snap_model
-            batch = collector.collect()
-            model.train()
-            stats = ppo_update(model, optimizer, batch, cfg, device, shuffle_gen)
-            model.eval()
-            update += 1
-            env_steps += steps_per_update
-            if bar is not None:
-                bar.update(steps_per_update)
-            if update % cfg.snapshot_every == 0:
-                pool.append({k: v.detach().cpu().clone() for k, v in model.state_dict().items()})
-                pool = pool[-cfg.pool_size :]
-            record = {
-                "update": update,
-                "env_steps": env_steps,
-                "wall": time.perf_counter() - start,
-                "decisions": len(batch.actions),
-                "points_per_hand": batch.reward_sum / max(batch.hands, 1),
-                **stats,
-            }
-            with open(log_path, "a", encoding="utf-8") as fh:
-                fh.write(json.dumps(record) + "\n")
-            if writer is not None:
-                for k, v in record.items():
-                    if k not in ("update", "env_steps"):
-                        writer.add_scalar(f"train/{k}", v, env_steps)
-            if update % cfg.eval_every == 0 or update == total_updates:
-                periodic_eval()
-            if update % cfg.checkpoint_every == 0 or update == total_updates:
+        with signals:
+            try:
+                if owes_eval:
+                    periodic_eval()
+                    owes_eval = False
+                while update < total_updates:
+                    if signals.requested:  # SIGINT/SIGTERM during the last update
+                        raise StopRequested(signals.requested)
+                    elapsed = time.perf_counter() - start
+                    if cfg.time_limit_min and elapsed > cfg.time_limit_min * 60:
+                        say(
+                            bar,
+                            f"time limit of {cfg.time_limit_min} min reached at update {update}",
+                        )
+                        break
+                    if cfg.anneal_lr:
+                        for group in optimizer.param_groups:
+                            group["lr"] = cfg.lr * (1.0 - update / total_updates)
+                    if pool:
+                        snap_model.load_state_dict(pool[int(rng.integers(len(pool)))])
+                        collector.snapshot = snap_model
+                    batch = collector.collect()
+                    model.train()
+                    try:
+                        stats = ppo_update(model, optimizer, batch, cfg, device, shuffle_gen)
+                        if not weights_finite(model):
+                            raise Diverged("the weights are not finite after the update")
+                    except Diverged as exc:
+                        raise Diverged(
+                            f"update {update + 1}: {exc}; training stopped, the last good "
+                            f"checkpoint ({run.latest}) is kept"
+                        ) from None
+                    model.eval()
+                    update += 1
+                    env_steps += steps_per_update
+                    if bar is not None:
+                        bar.update(steps_per_update)
+                    if update % cfg.snapshot_every == 0:
+                        pool.append(
+                            {k: v.detach().cpu().clone() for k, v in model.state_dict().items()}
+                        )
+                        pool = pool[-cfg.pool_size :]
+                    record = {
+                        "update": update,
+                        "env_steps": env_steps,
+                        "wall": time.perf_counter() - start,
+                        "decisions": len(batch.actions),
+                        "points_per_hand": batch.reward_sum / max(batch.hands, 1),
+                        **stats,
+                    }
+                    run.append_log(record)
+                    if writer is not None:
+                        for k, v in record.items():
+                            if k not in ("update", "env_steps"):
+                                writer.add_scalar(f"train/{k}", v, env_steps)
+                    if update % cfg.eval_every == 0 or update == total_updates:
+                        owes_eval = True
+                        periodic_eval()
+                        owes_eval = False
+                    if update % cfg.checkpoint_every == 0 or update == total_updates:
+                        checkpoint()
+                if not history or history[-1]["update"] != update:
+                    owes_eval = True
+                    periodic_eval()
+                    owes_eval = False
                 checkpoint()
-        if not history or history[-1]["update"] != update:
-            periodic_eval()
-        checkpoint()
+                if bar is not None:
+                    bar.close()
+                    bar = None
+                with signals.at_once():
+                    return finish(cfg, model, best, history, run.path, time.perf_counter() - start)
+            except StopRequested as stop:
+                if bar is not None:
+                    bar.close()
+                    bar = None
+                checkpoint()
+                raise Interrupted(str(stop), update, run.latest) from None
     finally:
         if bar is not None:
             bar.close()
         if writer is not None:
             writer.close()
-    return finish(cfg, model, best, history, out, time.perf_counter() - start)

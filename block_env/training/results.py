@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from block_env.training.config import TrainConfig
+from block_env.training.config import TrainConfig, game_of
 
 
 def evaluate_against(
@@ -113,7 +114,9 @@ def plot_curve(history: list[dict[str, Any]], path: Path) -> None:
 def finish(
     cfg: TrainConfig, model: Any, best: dict[str, Any], history: list, out: Path, wall: float
 ) -> dict[str, Any]:
-    """Final policy file, final evaluation table/JSON and learning curve in the run folder."""
+    """For an ``agents.policy.ActorCritic``: the final policy file (the best periodic
+    evaluation when ``keep_best``, with the game it was trained for), the final evaluation
+    table/JSON and the learning curve in the run folder."""
     import torch
 
     from agents.policy import policy_dict
@@ -124,7 +127,9 @@ def finish(
         final.load_state_dict(best["weights"])
         chosen = f"best periodic evaluation (update {best['update']})"
     meta = {"config": asdict(cfg), "chosen": chosen, "train_wall_s": wall}
-    torch.save(policy_dict(final, meta, actor_only=True), out / "policy.pt")  # to play
+    tmp = out / "policy.pt.tmp"  # to play; written atomically
+    torch.save(policy_dict(final, meta, actor_only=True, game=game_of(cfg)), tmp)
+    os.replace(tmp, out / "policy.pt")
     res = evaluate_against(final, cfg, cfg.eval_opponents, cfg.final_eval_hands, seed=1_000_000)
     lines = [
         f"python train.py run '{cfg.name}': {cfg.num_players} players, "

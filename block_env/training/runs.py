@@ -1,19 +1,42 @@
-"""The run folder and what every training engine shares around it: the device, checkpoints
-(atomic writes, checked reads), the progress bar and TensorBoard."""
+"""The run folder and what every training engine shares around it.
+
+* ``open_run``: lock the folder (one run at a time; a lock left by a dead process is taken
+  over), refuse to overwrite an existing run unless asked, read the checkpoint to resume.
+* ``RunFolder``: the folder's files: ``log.jsonl`` (one JSON record per update, cut back to
+  the checkpoint on resume), ``checkpoints/latest.pt`` (atomic writes, checked reads).
+* ``StopSignals``: SIGINT/SIGTERM become a clean stop (checkpoint, exit status 130).
+* the device, the progress bar (tqdm: rate and ETA) and TensorBoard.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import json
 import math
 import os
+import shutil
+import signal
+import threading
+from collections.abc import Iterator
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from block_env.training.config import RESUMABLE, TrainConfig
-from block_env.training.errors import BadCheckpoint, ConfigError, NothingToResume
+from block_env.training.config import RESUMABLE, TrainConfig, run_dir_of
+from block_env.training.errors import (
+    BadCheckpoint,
+    ConfigError,
+    NothingToResume,
+    RunExists,
+    RunLocked,
+)
+
+CHECKPOINT_FORMAT = "block-train-checkpoint/2"
+EXPECTED_CHECKPOINT = "a train.py checkpoint (a dict written by torch.save)"
 
 
 def resolve_device(name: str) -> str:
+    """``auto`` -> cuda when available, else cpu; ConfigError for CUDA on a machine without."""
     import torch
 
     if name == "auto":
@@ -25,26 +48,211 @@ def resolve_device(name: str) -> str:
     return name
 
 
+# ============================================================================ the lock
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether a process with this id exists (on this machine)."""
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # it exists, owned by someone else
+        return True
+    except OSError:
+        return False
+    return True
+
+
+def _lock_owner(path: Path) -> int | None:
+    """The pid written in a lock file, None when unreadable or malformed."""
+    try:
+        text = path.read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return int(text) if text.isdigit() else None
+
+
+def acquire_lock(path: Path) -> None:
+    """Create the lock file ``path`` holding this process's pid. RunLocked when a live
+    process holds it; a lock of a dead process (or an unreadable one) is taken over."""
+    me = os.getpid()
+    for _ in range(3):
+        try:
+            fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+        except FileExistsError:
+            owner = _lock_owner(path)
+            if owner is not None and owner != me and pid_alive(owner):
+                raise RunLocked(
+                    f"run folder {path.parent} is in use by process {owner} (lock file {path}): "
+                    f"wait for that run or stop it, or pick another name=/run_dir="
+                ) from None
+            # stale: the process that wrote it is gone; replace it atomically, then check
+            tmp = path.with_name(f"{path.name}.{me}")
+            tmp.write_text(f"{me}\n", encoding="utf-8")
+            os.replace(tmp, path)
+            if _lock_owner(path) == me:
+                return
+            continue  # another process took it over at the same moment: look again
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(f"{me}\n")
+        return
+    raise RunLocked(f"run folder {path.parent}: could not take the lock file {path}")
+
+
+def release_lock(path: Path) -> None:
+    """Remove the lock file if this process holds it."""
+    if _lock_owner(path) == os.getpid():
+        path.unlink(missing_ok=True)
+
+
+# ============================================================================ the folder
+
+
+class RunFolder:
+    """The files of one run folder. ``log.jsonl`` holds one JSON record per update."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.lock = path / "train.lock"
+        self.log = path / "log.jsonl"
+        self.checkpoints = path / "checkpoints"
+        self.latest = self.checkpoints / "latest.pt"
+        self.tb = path / "tb"
+
+    def holds_run(self) -> bool:
+        """Whether an earlier run left its log, a checkpoint or results here."""
+        markers = (self.latest, self.log, self.path / "eval.json", self.path / "sb3_model.zip")
+        return any(p.exists() for p in markers)
+
+    def clear(self) -> None:
+        """Forget an earlier run (``--force``): its log, checkpoint and TensorBoard events."""
+        self.log.unlink(missing_ok=True)
+        self.latest.unlink(missing_ok=True)
+        shutil.rmtree(self.tb, ignore_errors=True)
+
+    def append_log(self, record: dict[str, Any]) -> None:
+        """One update's record; non-finite numbers are written as null (strict JSON)."""
+        clean = {k: _json_number(v) for k, v in record.items()}
+        with open(self.log, "a", encoding="utf-8") as fh:
+            fh.write(json.dumps(clean, allow_nan=False) + "\n")
+
+    def cut_log(self, update: int) -> None:
+        """Keep the log's records up to ``update`` (the checkpoint resumed from): what a
+        stopped run logged after its last checkpoint is done again, so it must go."""
+        if not self.log.exists():
+            return
+        keep = []
+        for line in self.log.read_text(encoding="utf-8").splitlines():
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError:
+                continue  # a line cut short by a kill
+            if isinstance(record, dict) and record.get("update", math.inf) <= update:
+                keep.append(line)
+        tmp = self.log.with_suffix(".tmp")
+        tmp.write_text("".join(line + "\n" for line in keep), encoding="utf-8")
+        os.replace(tmp, self.log)
+
+    def read_log(self) -> list[dict[str, Any]]:
+        """The log's records, in order."""
+        if not self.log.exists():
+            return []
+        return [json.loads(x) for x in self.log.read_text(encoding="utf-8").splitlines() if x]
+
+
+def _json_number(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def open_run(
+    cfg: TrainConfig, resume: str | bool | None, force: bool, can_resume: bool = True
+) -> tuple[RunFolder, dict[str, Any] | None]:
+    """Lock the run folder of ``cfg`` and return it with the checkpoint to resume from
+    (None for a fresh run). Refuses (one-line errors, the lock released): a folder another
+    live process trains in, an existing run without ``resume``/``force``, a missing or
+    unreadable checkpoint or one written by another config. Call ``close_run`` at the end."""
+    run = RunFolder(run_dir_of(cfg))
+    created = not run.path.exists()
+    run.path.mkdir(parents=True, exist_ok=True)
+    acquire_lock(run.lock)
+    try:
+        state = None
+        if resume:
+            if not can_resume:
+                raise ConfigError(f"algo={cfg.algo} runs cannot be resumed: start one with --force")
+            path = Path(resume) if isinstance(resume, str) else run.latest
+            state = load_checkpoint(path, cfg)
+            run.cut_log(int(state["update"]))
+        elif run.holds_run() and not force:
+            raise RunExists(
+                f"{run.path} already holds a run: continue it with --resume, overwrite it "
+                f"with --force, or pick another name=/run_dir="
+            )
+        else:
+            run.clear()
+    except BaseException:
+        close_run(run)
+        if created:
+            with contextlib.suppress(OSError):
+                run.path.rmdir()  # only if still empty
+        raise
+    return run, state
+
+
+def close_run(run: RunFolder) -> None:
+    """Release the run folder's lock."""
+    release_lock(run.lock)
+
+
+# ============================================================================ checkpoints
+
+
 def save_checkpoint(path: Path, state: dict[str, Any]) -> None:
     """Atomic write (a killed run never leaves a half-written checkpoint)."""
     import torch
 
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
-    torch.save(state, tmp)
+    torch.save({"format": CHECKPOINT_FORMAT, **state}, tmp)
     os.replace(tmp, path)
 
 
-def load_checkpoint(path: Path, cfg: TrainConfig) -> dict[str, Any]:
-    """A checkpoint of a run with the same config (except ``RESUMABLE`` keys), else a
-    ValueError listing the differing keys."""
+def read_checkpoint(path: Path) -> dict[str, Any]:
+    """The dict of a checkpoint file (``weights_only``: a pickle that would run code is
+    refused). NothingToResume when missing; BadCheckpoint naming the file and what was
+    expected for anything else (empty, text, truncated, another kind of file)."""
     import torch
 
     if not path.is_file():
         raise NothingToResume(f"no checkpoint at {path}: nothing to resume")
-    state = torch.load(path, map_location="cpu", weights_only=True)
+    if path.stat().st_size == 0:
+        raise BadCheckpoint(f"cannot read {path}: expected {EXPECTED_CHECKPOINT}; it is empty")
+    try:
+        state = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as exc:  # noqa: BLE001 - torch.load fails in many ways on bad bytes
+        detail = " ".join(str(exc).split())[:200] or "no detail"
+        raise BadCheckpoint(
+            f"cannot read {path}: expected {EXPECTED_CHECKPOINT} ({type(exc).__name__}: {detail})"
+        ) from None
     if not isinstance(state, dict) or "config" not in state or "policy" not in state:
-        raise BadCheckpoint(f"{path} is not a train.py checkpoint")
+        raise BadCheckpoint(f"{path} is not {EXPECTED_CHECKPOINT}: it lacks config and policy")
+    if state.get("format") != CHECKPOINT_FORMAT:
+        raise BadCheckpoint(
+            f"{path} is a checkpoint of format {state.get('format')!r}; this train.py "
+            f"resumes {CHECKPOINT_FORMAT!r} (it cannot continue older runs exactly)"
+        )
+    return state
+
+
+def load_checkpoint(path: Path, cfg: TrainConfig) -> dict[str, Any]:
+    """``read_checkpoint``, for a run with the same config (except ``RESUMABLE`` keys), else
+    a BadCheckpoint listing the differing keys."""
+    state = read_checkpoint(path)
     saved = state["config"]
     now = asdict(cfg)
     diff = sorted(
@@ -56,26 +264,82 @@ def load_checkpoint(path: Path, cfg: TrainConfig) -> dict[str, Any]:
     return state
 
 
-def tensorboard_of(out: Path) -> Any:
+# ============================================================================ signals
+
+
+class StopRequested(Exception):
+    """Raised inside ``StopSignals.at_once()`` sections when SIGINT/SIGTERM arrives."""
+
+
+class StopSignals:
+    """While active, SIGINT and SIGTERM do not kill the run: they are remembered
+    (``requested``) so the loop stops after the update in progress, or, inside an
+    ``at_once()`` section (evaluation, which holds nothing to lose), raise StopRequested
+    there. Only in the main thread (elsewhere signals cannot be caught)."""
+
+    SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+    def __init__(self) -> None:
+        self.requested: str | None = None
+        self._urgent = False
+        self._old: dict[int, Any] = {}
+
+    def __enter__(self) -> StopSignals:
+        if threading.current_thread() is threading.main_thread():
+            for sig in self.SIGNALS:
+                self._old[sig] = signal.signal(sig, self._handle)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for sig, old in self._old.items():
+            signal.signal(sig, old)
+        self._old.clear()
+
+    def _handle(self, signum: int, frame: Any) -> None:
+        self.requested = signal.Signals(signum).name
+        if self._urgent:
+            self._urgent = False
+            raise StopRequested(self.requested)
+
+    @contextlib.contextmanager
+    def at_once(self) -> Iterator[None]:
+        """A section a signal interrupts immediately (StopRequested)."""
+        if self.requested:
+            raise StopRequested(self.requested)
+        self._urgent = True
+        try:
+            yield
+        finally:
+            self._urgent = False
+
+
+# ============================================================================ progress, logs
+
+
+def tensorboard_of(out: Path, purge_step: int | None = None) -> Any:
+    """A TensorBoard writer into ``out/tb`` (None without tensorboard); ``purge_step``
+    drops the events a stopped run wrote after its checkpoint."""
     try:
         from torch.utils.tensorboard import SummaryWriter
     except ImportError:
         return None
-    return SummaryWriter(str(out / "tb"))
+    return SummaryWriter(str(out / "tb"), purge_step=purge_step)
 
 
-def bar_of(cfg: TrainConfig, initial: int) -> Any:
+def bar_of(cfg: TrainConfig, initial: int, total: int | None = None) -> Any:
+    """A tqdm progress bar over environment steps (rate and ETA), None without progress."""
     if not cfg.progress:
         return None
     from tqdm import tqdm
 
-    total = math.ceil(cfg.total_steps / (cfg.num_envs * cfg.rollout_steps)) * (
-        cfg.num_envs * cfg.rollout_steps
-    )
+    if total is None:
+        per_update = cfg.num_envs * cfg.rollout_steps
+        total = math.ceil(cfg.total_steps / per_update) * per_update
     return tqdm(total=total, initial=initial, unit="step", unit_scale=True, dynamic_ncols=True)
 
 
 def say(bar: Any, text: str) -> None:
+    """Print a line without breaking the progress bar."""
     if bar is not None:
         bar.write(text)
     else:

@@ -5,14 +5,14 @@ A baseline for comparison: it steps one Python env per move and learns far more 
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from block_env.training.config import BASELINES, TrainConfig, run_dir_of
-from block_env.training.errors import RunExists
+from block_env.training.config import BASELINES, TrainConfig
 from block_env.training.results import evaluate_agent, write_results
-from block_env.training.runs import bar_of, resolve_device, say
+from block_env.training.runs import bar_of, close_run, open_run, resolve_device, say
 
 
 def train_sb3(
@@ -21,17 +21,23 @@ def train_sb3(
     """``algo=sb3``: sb3-contrib MaskablePPO on ``block_env.wrappers.SingleAgentBlockEnv``
     against the configured baseline opponents (one drawn per hand); evaluated like ours."""
     import torch
+
+    torch.set_num_threads(cfg.threads)
+    device = resolve_device(cfg.device)
+    run, _ = open_run(cfg, resume, force, can_resume=False)
+    try:
+        return _train(cfg, run.path, device)
+    finally:
+        close_run(run)
+
+
+def _train(cfg: TrainConfig, out: Path, device: str) -> dict[str, Any]:
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.callbacks import BaseCallback
     from stable_baselines3.common.vec_env import DummyVecEnv
 
     from block_env.wrappers import SingleAgentBlockEnv
 
-    torch.set_num_threads(cfg.threads)
-    out = run_dir_of(cfg)
-    if (out / "sb3_model.zip").exists() and not force:
-        raise RunExists(f"{out} already holds an sb3 run: use --force or another name=")
-    out.mkdir(parents=True, exist_ok=True)
     pool = [k for k in BASELINES if cfg.opponents.get(k, 0) > 0] or ["random"]
     game = dict(num_players=cfg.num_players, partnership=cfg.partnership, opener=cfg.opener)
 
@@ -57,7 +63,7 @@ def train_sb3(
         max_grad_norm=cfg.max_grad_norm,
         policy_kwargs={"net_arch": list(cfg.hidden)},
         seed=cfg.seed,
-        device=resolve_device(cfg.device),
+        device=device,
         verbose=0,
     )
     agent = SB3Agent(model)

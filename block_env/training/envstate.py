@@ -1,0 +1,80 @@
+"""The complete state of a numpy ``BatchedEnv`` as plain data for a checkpoint, and back.
+
+A resumed run must continue the very games the stopped one was playing, with the same future
+deals: every array the engine holds and the state of the deal generator go into the
+checkpoint (as torch tensors and plain dicts, readable with ``weights_only=True``). The
+arrays are found generically (every numpy array attribute of the engine) and restored in
+place, so views between them stay valid and state arrays added to the engine later are
+covered too.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+
+
+def _generator_state(rng: Any) -> Any:
+    if isinstance(rng, np.random.Generator):
+        return rng.bit_generator.state
+    if rng is None:
+        return None
+    raise TypeError(f"cannot save a {type(rng).__name__} generator (numpy backend only)")
+
+
+def _set_generator_state(rng: Any, state: Any) -> Any:
+    if state is None:
+        return None
+    if rng is None:
+        rng = np.random.default_rng()
+    rng.bit_generator.state = state
+    return rng
+
+
+def env_state(env: Any) -> dict[str, Any]:
+    """The state of a numpy-backend ``BatchedEnv`` as tensors and dicts."""
+    engine = env.engine
+    arrays = {
+        name: torch.from_numpy(np.array(value, copy=True))
+        for name, value in vars(engine).items()
+        if isinstance(value, np.ndarray)
+    }
+    deals = env.deals
+    if hasattr(deals, "rngs"):
+        deal_rng = None if deals.rngs is None else [_generator_state(r) for r in deals.rngs]
+    else:
+        deal_rng = _generator_state(deals.rng)
+    return {
+        "arrays": arrays,
+        "deal_rng": deal_rng,
+        "sample_rng": _generator_state(env._sample_rng),
+        "ready": bool(env._ready),
+    }
+
+
+def load_env_state(env: Any, state: dict[str, Any]) -> None:
+    """Put ``env`` (built with the same configuration and batch size) in the saved state.
+    ValueError when the state does not fit it."""
+    engine = env.engine
+    current = {k: v for k, v in vars(engine).items() if isinstance(v, np.ndarray)}
+    saved = state["arrays"]
+    if set(saved) != set(current):
+        raise ValueError(f"saved engine state holds {sorted(saved)}, this engine {sorted(current)}")
+    for name, value in saved.items():
+        target = current[name]
+        if tuple(value.shape) != target.shape:
+            raise ValueError(
+                f"saved engine array {name} has shape {tuple(value.shape)}, "
+                f"this engine {target.shape}"
+            )
+        target[...] = value.numpy()  # in place: views of this array stay views
+    deals = env.deals
+    if hasattr(deals, "rngs"):
+        rngs = state["deal_rng"]
+        deals.rngs = None if rngs is None else [_set_generator_state(None, s) for s in rngs]
+    else:
+        deals.rng = _set_generator_state(deals.rng, state["deal_rng"])
+    env._sample_rng = _set_generator_state(env._sample_rng, state["sample_rng"])
+    env._ready = bool(state["ready"])
