@@ -948,7 +948,6 @@ def main(argv: Iterable[str] | None = None) -> int:
             game = BlockConfig(num_players=args.players, **config)
         except ValueError as exc:
             raise _UsageError(str(exc)) from exc
-        output = None if args.json is None else _check_output(args.json)
         n = game.num_players
         _check_count("--hands", args.hands, n)
         _check_count("--matches", args.matches, n)
@@ -958,6 +957,7 @@ def main(argv: Iterable[str] | None = None) -> int:
                 raise _UsageError(
                     "--ladder compares agents on single hands: drop --episode/--matches"
                 )
+            output = None if args.json is None else _check_output(args.json)
             res: Any = ladder(
                 args.agents or None,
                 num_players=args.players,
@@ -985,6 +985,7 @@ def main(argv: Iterable[str] | None = None) -> int:
                 allow_mismatch=args.allow_mismatch,
                 **config,
             )
+            output = None if args.json is None else _check_output(args.json)
             for note in plan.notes:
                 print(f"{PROG}: warning: {note}", file=sys.stderr)
             res = run(plan, progress)

@@ -338,6 +338,10 @@ def test_cli_refuses_an_unwritable_json_path_before_playing(tmp_path, capsys) ->
         assert_one_line_error(
             *run_cli(capsys, "greedy", "random", "--json", str(target)), "--json", needle
         )
+    # A setup error found first leaves no folder behind.
+    new = tmp_path / "not-made" / "e.json"
+    assert_one_line_error(*run_cli(capsys, "no-such-agent", "random", "--json", str(new)))
+    assert not new.parent.exists()
 
 
 def test_cli_refuses_a_policy_trained_for_another_game(capsys) -> None:
