@@ -304,7 +304,7 @@ def proportion_estimate(successes: np.ndarray, trials: np.ndarray) -> Estimate:
     n/n), and hands are not independent: the seatings of one deal are played on the same
     tiles. The paired (over deals) variance of the ratio gives the design effect, so the
     Wilson interval uses ``n_eff = min(n, p(1-p) / var)`` trials (Kish's effective sample size,
-    capped at the number of hands, as in Korn and Graubard's interval for complex samples):
+    capped at the number of hands as Korn and Graubard do for complex samples):
     correlated hands widen it, and it is never narrower than Wilson on independent hands.
     At 0/n, n/n or with one deal there is no variance to estimate and ``n_eff = n``. A
     bootstrap over deals would respect the pairing too but gives the point [0, 0] at 0/n.
@@ -480,7 +480,13 @@ def prepare(
         raise SetupError(f"the number of games must be a positive int, got {wanted!r}")
     deals = -(-int(wanted) // n)
     k = len(agents)
-    lineup = default_lineup(k, cfg) if lineup is None else [int(i) for i in lineup]
+    if lineup is None:
+        lineup = default_lineup(k, cfg)
+    else:
+        try:
+            lineup = [int(i) for i in lineup]
+        except (TypeError, ValueError) as exc:
+            raise SetupError(f"lineup={lineup!r} is not a list of agent indices: {exc}") from exc
     if len(lineup) != n or sorted(set(lineup)) != list(range(k)):
         raise SetupError(
             f"lineup={lineup!r} must give an agent index 0..{k - 1} for each of the {n} seats, "

@@ -134,6 +134,8 @@ def test_bad_arguments_raise() -> None:
         evaluate(["random", "greedy"], matches=10)
     with pytest.raises(ValueError, match="lineup"):
         evaluate(["random", "greedy"], lineup=[0, 0])
+    with pytest.raises(SetupError, match="agent indices"):
+        evaluate(["random", "greedy"], lineup=["a", "b"])
     with pytest.raises(ValueError, match="no-such-agent"):
         build_agent("no-such-agent")
 
