@@ -225,7 +225,7 @@ def validate(cfg: TrainConfig) -> TrainConfig:
             cfg.minibatch_size <= rollout,
             "minibatch_size",
             f"use at most num_envs x rollout_steps = {rollout}, the most decisions a rollout "
-            f"can yield",
+            f"can yield (or raise num_envs or rollout_steps)",
         )
     if cfg.algo == "sb3":
         need(cfg.sb3_envs * cfg.sb3_n_steps >= 2, "sb3_n_steps", "sb3_envs x sb3_n_steps >= 2")
