@@ -306,7 +306,8 @@ def proportion_estimate(successes: np.ndarray, trials: np.ndarray) -> Estimate:
     Wilson interval uses ``n_eff = min(n, p(1-p) / var)`` trials (Kish's effective sample size,
     capped at the number of hands as Korn and Graubard do for complex samples):
     correlated hands widen it, and it is never narrower than Wilson on independent hands.
-    At 0/n, n/n or with one deal there is no variance to estimate and ``n_eff = n``. A
+    At 0/n, n/n or with one deal there is no variance to estimate, and the interval assumes
+    the worst the pairing allows: each deal counts as one trial (``n_eff`` = deals). A
     bootstrap over deals would respect the pairing too but gives the point [0, 0] at 0/n.
     """
     num = np.asarray(successes, dtype=np.float64)
@@ -315,11 +316,10 @@ def proportion_estimate(successes: np.ndarray, trials: np.ndarray) -> Estimate:
     if n <= 0:
         return Estimate(float("nan"), float("nan"), float("nan"))
     p = float(num.sum() / n)
-    n_eff = n
-    if len(num) >= 2 and 0.0 < p < 1.0:
-        var = _ratio_variance(num, den, p)
-        if var > 0:
-            n_eff = min(n, p * (1 - p) / var)
+    n_eff = float(np.count_nonzero(den > 0))  # worst case: a deal's hands all agree
+    if n_eff >= 2 and 0.0 < p < 1.0:
+        var = _ratio_variance(num[den > 0], den[den > 0], p)
+        n_eff = n if var <= 0 else min(n, p * (1 - p) / var)
     lo, hi = wilson_interval(p * n_eff, n_eff)
     return Estimate(p, lo, hi)
 

@@ -253,6 +253,11 @@ def test_proportion_interval_respects_the_deal_pairing() -> None:
     assert lumped.mean == 0.5
     assert lumped.hi - lumped.lo > split.hi - split.lo
     assert (lumped.lo, lumped.hi) == pytest.approx(wilson_interval(0.5 * 49, 49), abs=1e-9)
+    # No variance to estimate (0/n, n/n, one deal): each deal counts as one trial.
+    none = proportion_estimate(np.zeros(10), np.full(10, 2.0))
+    assert (none.lo, none.hi) == pytest.approx(wilson_interval(0, 10))  # upper 27.75%
+    one = proportion_estimate(np.array([1.0]), np.array([2.0]))
+    assert (one.lo, one.hi) == pytest.approx(wilson_interval(0.5, 1))
 
 
 def test_small_evaluation_reports_win_rates_inside_0_100() -> None:
