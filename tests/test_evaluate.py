@@ -260,6 +260,24 @@ def test_proportion_interval_respects_the_deal_pairing() -> None:
     assert (one.lo, one.hi) == pytest.approx(wilson_interval(0.5, 1))
 
 
+@pytest.mark.parametrize("kind", ["independent", "both-or-none", "one-of-two"])
+def test_proportion_interval_covers_about_95_percent(kind: str) -> None:
+    """Simulated deals of two hands: independent hands, hands that always agree (positive
+    correlation) and exactly one win per deal or none (negative)."""
+    rng = np.random.default_rng(1)
+    p, deals, reps, covered = 0.3, 20, 2000, 0
+    for _ in range(reps):
+        if kind == "independent":
+            wins = rng.binomial(2, p, deals)
+        elif kind == "both-or-none":
+            wins = 2 * rng.binomial(1, p, deals)
+        else:
+            wins = rng.binomial(1, 2 * p, deals)
+        e = proportion_estimate(wins.astype(float), np.full(deals, 2.0))
+        covered += e.lo <= p <= e.hi
+    assert 0.93 <= covered / reps <= 0.995
+
+
 def test_small_evaluation_reports_win_rates_inside_0_100() -> None:
     res = evaluate(["greedy", "random"], hands=4, seed=1)
     for s in res.stats:
