@@ -117,6 +117,12 @@ class Opponents:
 # ============================================================================ rollouts
 
 
+def check_finite(x: torch.Tensor, what: str) -> None:
+    """Diverged when ``x`` holds a NaN or an infinity (weights that blew up)."""
+    if not bool(torch.isfinite(x).all()):
+        raise Diverged(f"{what} are not finite")
+
+
 @dataclass
 class Batch:
     """Learner decisions of one rollout whose hand ended inside it (flat arrays)."""
@@ -202,6 +208,7 @@ class Collector:
                 o = torch.from_numpy(obs).to(self.device)
                 m = torch.from_numpy(mask).to(self.device)
                 logits = model.logits(o)
+                check_finite(logits, "the opponent network's logits")
                 a = sample_actions(mask_logits(logits, m), self.generator if sample else None)
             return a.cpu().numpy()
 
@@ -245,6 +252,8 @@ class Collector:
                     o = torch.from_numpy(obs[rows]).to(self.device)
                     m = torch.from_numpy(mask[rows]).to(self.device)
                     logits, value = self.model(o, priv)
+                    check_finite(logits, "the policy's logits")
+                    check_finite(value, "the critic's values")
                     masked = mask_logits(logits, m)
                     probs = torch.softmax(masked, -1)
                     a = torch.multinomial(probs.cpu(), 1, generator=self.generator).squeeze(-1)
@@ -548,16 +557,21 @@ def _train(cfg: TrainConfig, run: RunFolder, state: dict | None, device: str) ->
                     if pool:
                         snap_model.load_state_dict(pool[int(rng.integers(len(pool)))])
                         collector.snapshot = snap_model
-                    batch = collector.collect()
-                    model.train()
                     try:
+                        batch = collector.collect()
+                        model.train()
                         stats = ppo_update(model, optimizer, batch, cfg, device, shuffle_gen)
                         if not weights_finite(model):
                             raise Diverged("the weights are not finite after the update")
                     except Diverged as exc:
+                        kept = (
+                            f"the last good checkpoint ({run.latest}) is kept"
+                            if run.latest.exists()
+                            else "no checkpoint had been written yet"
+                        )
                         raise Diverged(
-                            f"update {update + 1}: {exc}; training stopped, the last good "
-                            f"checkpoint ({run.latest}) is kept"
+                            f"update {update + 1}: {exc}; training stopped, {kept} (lower lr "
+                            f"or max_grad_norm)"
                         ) from None
                     model.eval()
                     update += 1
