@@ -8,7 +8,8 @@ results shared with the other engines:
    command then samples on every node), else starts a local instance with
    ``rllib_num_cpus`` CPUs (0: ``num_env_runners`` + 1).
 2. PPO (``ppo_config``) over single-hand episodes, ``num_env_runners`` env runners with
-   ``rllib_envs_per_runner`` envs each; one learner in this process. Each seat of an
+   ``rllib_envs_per_runner`` envs each; one learner in this process. With ``skip_forced``
+   the env plays single-option moves itself, so the steps counted are decisions. Each seat of an
    episode is ``main`` (trained) or a frozen snapshot of it: a snapshot joins the league
    every ``rllib_league_every`` iterations (at most ``rllib_league_size``), and one seat is
    always ``main``, the others ``main`` with probability ``rllib_self_play``.
@@ -31,7 +32,7 @@ import os
 import time
 from typing import Any
 
-from block_env.training.config import TrainConfig
+from block_env.training.config import TrainConfig, game_of
 from block_env.training.results import evaluate_against, finish
 from block_env.training.runs import StopSignals, close_run, open_run, say
 
@@ -60,14 +61,8 @@ def algo_config(cfg: TrainConfig) -> Any:
     """The RLlib ``PPOConfig`` of a run."""
     from block_env.integrations.rllib import ppo_config
 
-    env_config = {
-        "num_players": cfg.num_players,
-        "partnership": cfg.partnership,
-        "opener": cfg.opener,
-        "episode": "hand",
-    }
     return ppo_config(
-        env_config,
+        {**game_of(cfg), "skip_forced": cfg.skip_forced},
         num_env_runners=cfg.num_env_runners,
         num_envs_per_env_runner=cfg.rllib_envs_per_runner,
         hidden=cfg.hidden,
@@ -126,7 +121,11 @@ def train_rllib(
                 if iteration % cfg.checkpoint_every == 0:
                     _checkpoint(algo, run.checkpoints / "rllib", cfg)
                 run.append_log(record)
-                say(None, f"rllib iteration {iteration}: {steps:,} env steps, {record}")
+                say(
+                    None,
+                    f"rllib iteration {iteration}: {steps:,} env steps, "
+                    f"{record['wall'] / 60:.1f} min, league {record['league']}",
+                )
         wall = time.perf_counter() - start
         record = {"update": iteration, "env_steps": steps, "wall": wall}
         if not history or history[-1]["env_steps"] != steps:
@@ -134,17 +133,13 @@ def train_rllib(
         _checkpoint(algo, run.checkpoints / "rllib", cfg)
         model = main_network(algo)
         summary = finish(cfg, model, best, history, run.path, wall)
-        export_policy(algo, run.checkpoints / "rllib" / "policy_last.pt", _game(cfg))
+        export_policy(algo, run.checkpoints / "rllib" / "policy_last.pt", game_of(cfg))
         algo.stop()
         return summary
     finally:
         if started:
             ray.shutdown()
         close_run(run)
-
-
-def _game(cfg: TrainConfig) -> dict[str, Any]:
-    return {"num_players": cfg.num_players, "partnership": cfg.partnership, "opener": cfg.opener}
 
 
 def _evaluate(
@@ -171,4 +166,4 @@ def _checkpoint(algo: Any, path: Any, cfg: TrainConfig) -> None:
 
     path.mkdir(parents=True, exist_ok=True)
     algo.save_to_path(str(path))
-    export_policy(algo, path / "policy.pt", _game(cfg))
+    export_policy(algo, path / "policy.pt", game_of(cfg))
