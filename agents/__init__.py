@@ -19,6 +19,7 @@ REGISTRY: dict[str, str] = {
     "rules": "agents.baselines:RuleAgent",
     "pimc": "agents.pimc:PIMCAgent",
     "omniscient": "agents.omniscient:OmniscientAgent",
+    "rllib": "block_env.integrations.rllib:load_agent",  # rllib:path=RUN_OR_CHECKPOINT
 }
 
 
