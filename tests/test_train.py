@@ -264,3 +264,22 @@ def test_privileged_critic_is_never_needed_to_play() -> None:
     assert PolicyAgent(model).act({"observation": np.zeros(122), "action_mask": mask}) == 56
     with pytest.raises(ValueError, match="shared"):
         NetConfig((8,), shared=True, privileged_critic=True)
+
+
+# ---------------------------------------------------------------- progress and logs
+
+
+def test_progress_bar_shows_rate_and_eta_and_the_log_is_strict_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    train.train(smoke(tmp_path, "progress=true", "total_steps=1024"))
+    err = capsys.readouterr().err
+    assert "step/s" in err and "<" in err  # tqdm: rate and elapsed<remaining
+    assert "1.02k/1.02k" in err
+    records = [
+        json.loads(line, parse_constant=lambda c: pytest.fail(f"non-JSON constant {c}"))
+        for line in (tmp_path / "run/log.jsonl").read_text().splitlines()
+    ]
+    assert [r["update"] for r in records] == [1, 2]
+    for r in records:
+        assert {"env_steps", "wall", "pg", "vf", "ent", "kl", "points_per_hand"} <= set(r)

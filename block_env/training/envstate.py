@@ -33,13 +33,20 @@ def _set_generator_state(rng: Any, state: Any) -> Any:
     return rng
 
 
+def _arrays(engine: Any) -> dict[str, np.ndarray]:
+    """The engine's writable numpy arrays by attribute name (read-only ones are constant
+    tables or views of state arrays, restored through those)."""
+    return {
+        k: v for k, v in vars(engine).items() if isinstance(v, np.ndarray) and v.flags.writeable
+    }
+
+
 def env_state(env: Any) -> dict[str, Any]:
     """The state of a numpy-backend ``BatchedEnv`` as tensors and dicts."""
     engine = env.engine
     arrays = {
         name: torch.from_numpy(np.array(value, copy=True))
-        for name, value in vars(engine).items()
-        if isinstance(value, np.ndarray)
+        for name, value in _arrays(engine).items()
     }
     deals = env.deals
     if hasattr(deals, "rngs"):
@@ -58,7 +65,7 @@ def load_env_state(env: Any, state: dict[str, Any]) -> None:
     """Put ``env`` (built with the same configuration and batch size) in the saved state.
     ValueError when the state does not fit it."""
     engine = env.engine
-    current = {k: v for k, v in vars(engine).items() if isinstance(v, np.ndarray)}
+    current = _arrays(engine)
     saved = state["arrays"]
     if set(saved) != set(current):
         raise ValueError(f"saved engine state holds {sorted(saved)}, this engine {sorted(current)}")

@@ -24,10 +24,10 @@ What happens:
    follow. At the end: ``policy.pt`` (the best evaluated policy when ``keep_best``), the
    final evaluation table (``eval.txt``/``eval.json``) and ``curve.png`` in the run folder.
 
-Config: ``TrainConfig`` below; YAML files in ``configs/`` (unknown keys are rejected) and
-``key=value`` overrides on the command line. Runs are deterministic for a seed on CPU, unless
-``time_limit_min`` cuts them short (it is a safety stop; the default run ends on
-``total_steps`` in about 19 minutes on a 2-core CPU).
+Config: ``block_env.training.config.TrainConfig``. Runs are deterministic for a seed on CPU,
+and a resumed run continues exactly (every random state and the games in progress are in the
+checkpoint). They end on ``total_steps``; ``time_limit_min`` is an optional guard (off by
+default) that would make the result depend on the machine's speed.
 """
 
 from __future__ import annotations
