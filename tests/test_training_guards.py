@@ -315,3 +315,16 @@ def test_two_runs_started_together_one_is_refused(tmp_path: Path) -> None:
     refused = next(e for r, e in results if r == 2)
     assert "in use by process" in refused or "already holds a run" in refused
     assert [r["update"] for r in RunFolder(run).read_log()] == list(range(1, 9))
+
+
+def test_a_checkpoint_with_non_finite_weights_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    run = tmp_path / "run"
+    assert cli(capsys, SMOKE, f"run_dir={run}", "total_steps=512")[0] == 0
+    state = torch.load(run / "checkpoints/latest.pt", weights_only=True)
+    next(iter(state["policy"]["weights"].values()))[0] = math.nan
+    poisoned = tmp_path / "poisoned.pt"
+    torch.save(state, poisoned)
+    status, err = cli(capsys, SMOKE, f"run_dir={run}", "--resume", "--checkpoint", poisoned)
+    assert status == 2 and "not finite" in one_line(err) and str(poisoned) in err

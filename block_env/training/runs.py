@@ -241,6 +241,13 @@ def read_checkpoint(path: Path) -> dict[str, Any]:
         ) from None
     if not isinstance(state, dict) or "config" not in state or "policy" not in state:
         raise BadCheckpoint(f"{path} is not {EXPECTED_CHECKPOINT}: it lacks config and policy")
+    weights = state["policy"].get("weights") if isinstance(state["policy"], dict) else None
+    if not isinstance(weights, dict) or not all(
+        isinstance(w, torch.Tensor) and bool(torch.isfinite(w).all()) for w in weights.values()
+    ):
+        raise BadCheckpoint(
+            f"{path} is not a usable checkpoint: its weights are missing or not finite"
+        )
     if state.get("format") != CHECKPOINT_FORMAT:
         raise BadCheckpoint(
             f"{path} is a checkpoint of format {state.get('format')!r}; this train.py "
