@@ -9,8 +9,19 @@ from block_env.env import env, raw_env
 from block_env.observation import OBS_DIM, decode
 from block_env.tiles import NUM_ACTIONS, PASS, TILES
 
-__all__ = ["BlockConfig", "NUM_ACTIONS", "OBS_DIM", "PASS", "TILES", "decode", "env", "raw_env"]
+__all__ = [
+    "ENV_ID",
+    "BlockConfig",
+    "NUM_ACTIONS",
+    "OBS_DIM",
+    "PASS",
+    "TILES",
+    "decode",
+    "env",
+    "raw_env",
+]
 __version__ = "0.1.0"
+ENV_ID = "block_env/block-v1"  # PettingZoo registry id; the version follows env.py's history
 
 
 def _register() -> None:
@@ -18,8 +29,8 @@ def _register() -> None:
         from pettingzoo import aec_registry, register
     except ImportError:  # older PettingZoo without a registry
         return
-    if "block_env/block-v0" not in aec_registry:
-        register("aec", "block_env/block-v0", entry_point="block_env.env:env")
+    if ENV_ID not in aec_registry:
+        register("aec", ENV_ID, entry_point="block_env.env:env")
 
 
 _register()

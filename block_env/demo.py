@@ -1,6 +1,10 @@
-"""A short demo match between baseline agents, printed move by move.
+"""A demo match between baseline agents: short by default, move by move on request.
 
-Run ``python -m block_env.demo`` (2 players, ``rules`` against ``greedy``, one match) or e.g.
+``python -m block_env.demo`` (2 players, ``rules`` against ``greedy``, one match) shows the
+first hand move by move (its opening position rendered in full, then one line per move) and
+every later hand as a short summary, in well under 100 lines. ``--full`` renders the
+position before every move of every hand (a whole match: thousands of lines), ``--quiet``
+prints only the hand summaries; e.g.
 ``python -m block_env.demo --players 3 --agents rules greedy random --seed 7 --lang tr``.
 ``play_match`` is the reusable part: it plays agents through ``block_env.env`` and returns
 the final scores, so tests and scripts can run matches without printing anything.
@@ -11,6 +15,8 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable, Sequence
 from typing import Any
+
+import numpy as np
 
 from block_env.env import LANGS, env
 from block_env.tiles import describe_action
@@ -25,6 +31,7 @@ def play_match(
     max_hands: int | None = None,
     show: Callable[[str], None] | None = None,
     moves: bool = True,
+    moves_hands: int | None = None,
     labels: Sequence[str] | None = None,
     **config: Any,
 ) -> dict[str, Any]:
@@ -33,12 +40,15 @@ def play_match(
     ``config`` holds the env keywords (``num_players`` defaults to ``len(agent_objs)``).
     When ``show`` is given it receives each hand's result and the final scores as text,
     and, if ``moves`` is true, each position (``env.render()`` in ``"ansi"`` mode) and move;
-    ``labels`` name the agents in that text (default: their class names).
+    with ``moves_hands=k`` only the first k hands are shown move by move, each as its opening
+    position followed by one line per move. ``labels`` name the agents in that text
+    (default: their class names).
 
     Returns ``scores`` (by seat), ``winners`` (seats of the winning side; empty on a draw,
     or on a tie for the lead when stopped early), ``winner`` (first winning seat or None),
-    ``match_over`` (False when stopped by ``max_hands``), ``num_hands`` and ``hands`` (each
-    hand's ``hand_result`` dict).
+    ``match_over`` (False when stopped by ``max_hands``), ``num_hands`` and ``hands`` (per
+    hand a dict: ``winner`` seat or None on a tied block, ``blocked``, ``pips`` and
+    ``points`` lists by seat).
     """
     n = config.setdefault("num_players", len(agent_objs))
     if len(agent_objs) != n:
@@ -62,21 +72,29 @@ def play_match(
             game.step(None)
             continue
         seat = seat_of[agent]
-        if moves:
+        detailed = moves and (moves_hands is None or len(hands) < moves_hands)
+        compact = moves_hands is not None
+        opening = not game.unwrapped.game.line
+        if detailed and (opening or not compact):
             show(f"--- hand {len(hands) + 1} ---")
             show(str(game.render()))
         action = int(agent_objs[seat].act(observation))
-        if moves:
-            show(f">>> {names[seat]} plays {describe_action(action)}\n")
         game.step(action)
         info = game.infos[agent]
-        if "hand_result" in info:
-            hands.append(info["hand_result"])
+        if detailed:
+            played = f">>> {names[seat]} plays {describe_action(action)}"
+            show(
+                f"{played}   line: {_line_text(game.unwrapped, info)}" if compact else played + "\n"
+            )
+        if info["hand_over"]:
+            hands.append(_hand_record(info))
             if show is not None:
-                show(_hand_summary(len(hands), info["hand_result"], game.unwrapped.scores, names))
-            if "match_winner" in info:
-                winners = list(info.get("match_winners", []))
-            if "match_winner" in info or len(hands) == max_hands:
+                short = compact and len(hands) > moves_hands
+                summary = _hand_summary(len(hands), hands[-1], game.unwrapped.scores, names, short)
+                show(summary)
+            if info["match_over"]:
+                winners = np.flatnonzero(info["match_winners"]).tolist()
+            if info["match_over"] or len(hands) == max_hands:
                 break
     scores = game.unwrapped.scores
     match_over = winners is not None
@@ -96,6 +114,25 @@ def play_match(
     return result
 
 
+def _hand_record(info: dict[str, Any]) -> dict[str, Any]:
+    """A finished hand from the env's infos, as plain Python values."""
+    winner = int(info["hand_winner"])
+    return {
+        "winner": None if winner < 0 else winner,
+        "blocked": bool(info["hand_blocked"]),
+        "pips": info["hand_pips"].tolist(),
+        "points": info["hand_points"].tolist(),
+    }
+
+
+def _line_text(raw: Any, info: dict[str, Any]) -> str:
+    """The line left to right after the move just played (of the hand it ended, if any)."""
+    from block_env.rendering import spatial_line
+
+    state = raw.last_hand if info["hand_over"] else raw.game
+    return "".join(f"[{x}|{y}]" for _, x, y in spatial_line(state))
+
+
 def _leaders(scores: list[int], teams: tuple[int, ...]) -> list[int]:
     """Seats of the side with the strictly highest score (empty when sides tie)."""
     top = max(scores)
@@ -106,7 +143,10 @@ def _leaders(scores: list[int], teams: tuple[int, ...]) -> list[int]:
     return [s for s, t in enumerate(teams) if t == team]
 
 
-def _hand_summary(number: int, hand: dict[str, Any], scores: list[int], names: list[str]) -> str:
+def _hand_summary(
+    number: int, hand: dict[str, Any], scores: list[int], names: list[str], short: bool = False
+) -> str:
+    """The result of a hand: three lines (how it ended, pips left, match scores), or one."""
     pips = ", ".join(f"{names[s]} {p}" for s, p in enumerate(hand["pips"]))
     if hand["winner"] is None:
         how = "blocked with tied lowest pips: nobody scores"
@@ -114,6 +154,8 @@ def _hand_summary(number: int, hand: dict[str, Any], scores: list[int], names: l
         verb = "wins the block" if hand["blocked"] else "dominoes"
         how = f"{names[hand['winner']]} {verb} and scores {max(hand['points'])}"
     total = ", ".join(f"{names[s]} {v}" for s, v in enumerate(scores))
+    if short:
+        return f"=== hand {number}: {how}; match scores: {total}"
     return f"=== hand {number}: {how}\n    pips left: {pips}\n    match scores: {total}\n"
 
 
@@ -161,8 +203,14 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--hands", type=int, default=None, help="stop after this many hands")
     parser.add_argument("--lang", default="en", choices=LANGS)
-    parser.add_argument(
+    shown = parser.add_mutually_exclusive_group()
+    shown.add_argument(
         "--quiet", action="store_true", help="print only hand results and final scores"
+    )
+    shown.add_argument(
+        "--full",
+        action="store_true",
+        help="render the position before every move of every hand (long: a whole match)",
     )
     args = parser.parse_args(argv)
     try:
@@ -180,6 +228,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         max_hands=args.hands,
         show=print,
         moves=not args.quiet,
+        moves_hands=None if args.full else 1,
         labels=seated,
         num_players=args.players,
         lang=args.lang,

@@ -2,6 +2,11 @@
 
 Version History
 ---------------
+* v1: ``infos`` hold the same flat keys at every step from ``reset`` on (``hand_over``,
+  ``hand_winner``, ``hand_blocked``, ``hand_pips``, ``hand_points``, ``match_over``,
+  ``match_winner``, ``match_winners``: numbers and fixed-shape arrays, never ``None`` nor a
+  nested dict) instead of ``hand_result``/``match_winner`` on the steps that end a hand;
+  ``observe`` hands out fresh arrays; ``copy.deepcopy`` and pickle keep the position.
 * v0: initial release (Pagat individual Block, 2-4 players, variants, seat-relative
   observations of ``observation.OBS_DIM`` floats, 57 actions).
 """
@@ -15,6 +20,7 @@ from gymnasium import spaces
 from gymnasium.utils import EzPickle, seeding
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
+from pettingzoo.utils.env_logger import EnvLogger
 
 from block_env import rules
 from block_env.config import BlockConfig
@@ -28,33 +34,65 @@ from block_env.observation import (
     encode_state,
 )
 from block_env.rules import State
-from block_env.setup import parse_reset_options
+from block_env.setup import check_seed, parse_reset_options
 from block_env.tiles import NUM_ACTIONS
 
-__all__ = ["env", "raw_env"]
+__all__ = ["INFO_KEYS", "env", "raw_env"]
 
 LANGS = ("en", "tr", "hi")
+# Every agent's infos hold exactly these keys at every step (see ``raw_env._hand_info``).
+INFO_KEYS = (
+    "hand_over",
+    "hand_winner",
+    "hand_blocked",
+    "hand_pips",
+    "hand_points",
+    "match_over",
+    "match_winner",
+    "match_winners",
+)
 
 
 def env(**kwargs: Any) -> AECEnv:
     """``raw_env`` inside PettingZoo's classic wrapper stack: an illegal move ends the game
     with reward -1 for the mover, out-of-range actions assert, and the call order is enforced."""
     wrapped = raw_env(**kwargs)
-    wrapped = wrappers.TerminateIllegalWrapper(wrapped, illegal_reward=-1)
+    wrapped = _TerminateIllegal(wrapped, illegal_reward=-1)
     wrapped = wrappers.AssertOutOfBoundsWrapper(wrapped)
     return wrappers.OrderEnforcingWrapper(wrapped)
+
+
+class _TerminateIllegal(wrappers.TerminateIllegalWrapper):
+    """PettingZoo's ``TerminateIllegalWrapper`` judging each move on a mask it fetches itself
+    at step time, never on the observation it handed to the caller (who may have written
+    into it)."""
+
+    def step(self, action: Any) -> None:
+        self._prev_obs = None
+        self._prev_info = None
+        super().step(action)
+
+
+def _read_only(array: np.ndarray) -> np.ndarray:
+    """A read-only view of ``array`` (itself made read-only, so that the view's WRITEABLE
+    flag cannot be turned back on): info arrays are shared between agents and steps, so
+    nobody may write into them (copy one to modify it)."""
+    array.flags.writeable = False
+    return array.view()
 
 
 class raw_env(AECEnv, EzPickle):
     """Block dominoes, individual (Pagat) or partnership, as an AEC game.
 
-    The rules are stated in docs/RULES.md. See the README for the full contract: agents
-    ``player_0..player_{n-1}`` seated clockwise, ``Discrete(57)`` actions (``2*tile + end``,
-    56 = pass), observation dicts with an int8 ``action_mask``, rewards at each hand's end.
+    See the README for the full contract: agents ``player_0..player_{n-1}`` seated
+    clockwise, ``Discrete(57)`` actions (``2*tile + end``, 56 = pass), observation dicts
+    with an int8 ``action_mask``, rewards at each hand's end, flat ``infos`` (``INFO_KEYS``).
+    ``copy.deepcopy(env)`` and ``pickle`` give an independent env at the same position,
+    random generator included.
     """
 
     metadata = {
-        "name": "block_v0",
+        "name": "block_v1",
         "render_modes": ["human", "ansi", "rgb_array"],
         "is_parallelizable": False,
         "render_fps": 1,
@@ -108,7 +146,37 @@ class raw_env(AECEnv, EzPickle):
         self.np_random, _ = seeding.np_random(None)
         self.game: State | None = None
         self.last_hand: State | None = None  # the last finished hand, for rendering
-        self._obs_cache: dict[int, dict[str, np.ndarray]] = {}
+        # Private per-position caches: the observation arrays of each seat (handed out only
+        # as copies) and the legal actions of the seat to act (what ``step`` checks).
+        self._obs_cache: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        self._legal: tuple[int, ...] | None = None
+        self._running = {  # the info of a step that ended no hand (arrays read-only)
+            "hand_over": False,
+            "hand_winner": -1,
+            "hand_blocked": False,
+            "hand_pips": _read_only(np.zeros(num_players, dtype=np.int64)),
+            "hand_points": _read_only(np.zeros(num_players, dtype=np.int64)),
+            "match_over": False,
+            "match_winner": -1,
+            "match_winners": _read_only(np.zeros(num_players, dtype=np.bool_)),
+        }
+
+    # -- copies: deepcopy and pickle keep the position -------------------------------------
+
+    def __getstate__(self) -> dict[str, Any]:
+        """The whole position (game, rewards, infos, random generator), without caches."""
+        state = self.__dict__.copy()
+        state["_obs_cache"] = {}
+        state["_legal"] = None
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        if "config" not in state:  # a constructor-only pickle (EzPickle format)
+            EzPickle.__setstate__(self, state)
+            return
+        self.__dict__.update(state)
+
+    # -- PettingZoo API -------------------------------------------------------------------
 
     def observation_space(self, agent: str) -> spaces.Space:
         return self.observation_spaces[agent]
@@ -122,7 +190,9 @@ class raw_env(AECEnv, EzPickle):
         return list(self._require_game().scores)
 
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
-        """New match (or hand). ``options`` may hold ``hands``, ``leader`` and ``scores``."""
+        """New match (or hand). ``seed``: None or an int >= 0 (any size). ``options`` may hold
+        ``hands``, ``leader`` and ``scores``. Bad input raises ValueError, changing nothing."""
+        seed = check_seed(seed)
         setup = parse_reset_options(self.config, options)
         if seed is not None:
             self.np_random, _ = seeding.np_random(seed)
@@ -134,48 +204,54 @@ class raw_env(AECEnv, EzPickle):
         self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
         self.terminations = dict.fromkeys(self.agents, False)
         self.truncations = dict.fromkeys(self.agents, False)
-        self.infos = {a: {} for a in self.agents}
+        self.infos = {a: dict(self._running) for a in self.agents}
         self.agent_selection = self.possible_agents[self.game.current]
         self._obs_cache = {}
+        self._legal = None
         self.last_hand = None
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
+        """``{"observation": float32[OBS_DIM], "action_mask": int8[57]}``: fresh arrays the
+        caller may keep or modify without affecting the env."""
         seat = self._seat[agent]
         cached = self._obs_cache.get(seat)
         if cached is None:
             game = self._require_game()
             mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
             if seat == game.current and not game.episode_over:
-                mask[list(rules.legal_actions(game))] = 1
-            cached = {"observation": encode(self.config, game, seat), "action_mask": mask}
+                mask[list(self._legal_actions())] = 1
+            cached = (encode(self.config, game, seat), mask)
             self._obs_cache[seat] = cached
-        return cached
+        return {"observation": cached[0].copy(), "action_mask": cached[1].copy()}
 
     def state(self) -> np.ndarray:
         """Privileged full position (all hands); never part of any agent's observation."""
         return encode_state(self.config, self._require_game())
 
     def step(self, action: Any) -> None:
+        game = self._require_game()
+        if not self.agents:
+            self._step_after_end(action)
+            return
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        game = self._require_game()
         if isinstance(action, bool) or not isinstance(action, (int, np.integer)):
             raise ValueError(
                 f"action {action!r} has type {type(action).__name__}: expected an int in "
-                f"0..{NUM_ACTIONS - 1}; legal actions: {list(rules.legal_actions(game))}"
+                f"0..{NUM_ACTIONS - 1}; legal actions: {list(self._legal_actions())}"
             )
         action = int(action)
-        if not (0 <= action < NUM_ACTIONS and self.observe(agent)["action_mask"][action]):
+        if action not in self._legal_actions():  # decided from the game state alone
             rules.apply_action(self.config, game, action)  # raises, naming the legal actions
         after = rules.apply_legal_action(self.config, game, action)
         self._cumulative_rewards[agent] = 0.0
         self._obs_cache = {}
-        for a in self.agents:
-            self.infos[a] = {}
+        self._legal = None
         if after.result is None:
             self.rewards = dict.fromkeys(self.agents, 0.0)
+            self.infos = {a: dict(self._running) for a in self.agents}
             self.game = after
         else:
             self._finish_hand(after)
@@ -188,27 +264,51 @@ class raw_env(AECEnv, EzPickle):
         if self.render_mode == "human":
             self.render()
 
+    def _step_after_end(self, action: Any) -> None:
+        """Every agent has taken its final (dead) step: ``None`` is a no-op with PettingZoo's
+        warning (what ``OrderEnforcingWrapper`` does); any other action is refused."""
+        if action is not None:
+            raise ValueError(
+                f"action {action!r} is not allowed: the episode is over and every agent is "
+                "done; call reset()"
+            )
+        EnvLogger.warn_step_after_terminated_truncated()
+
+    def _legal_actions(self) -> tuple[int, ...]:
+        """Legal actions of the seat to act, from the game state (cached per position)."""
+        if self._legal is None:
+            self._legal = rules.legal_actions(self._require_game())
+        return self._legal
+
     def _finish_hand(self, after: State) -> None:
         rewards = rules.hand_rewards(self.config, after)
         self.rewards = {a: rewards[i] for i, a in enumerate(self.possible_agents)}
-        result = after.result
-        info: dict[str, Any] = {
-            "hand_result": {
-                "winner": result.winner,
-                "blocked": result.blocked,
-                "pips": list(result.pips),
-                "points": list(result.points),
-            }
-        }
+        info = self._hand_info(after)
+        self.infos = {a: dict(info) for a in self.agents}
         if after.episode_over:
-            info["match_winner"] = after.winners[0] if after.winners else None
-            info["match_winners"] = list(after.winners)
             self.terminations = dict.fromkeys(self.agents, True)
             self.game = after
         else:
             self.game = rules.next_hand(self.config, after, self.np_random)
-        self.infos = {a: dict(info) for a in self.agents}
         self.last_hand = after
+
+    def _hand_info(self, after: State) -> dict[str, Any]:
+        """The info of the step that ended a hand (arrays read-only, shared by the agents'
+        dicts)."""
+        result = after.result
+        over = after.episode_over
+        winners = np.zeros(self.config.num_players, dtype=np.bool_)
+        winners[list(after.winners)] = True
+        return {
+            "hand_over": True,
+            "hand_winner": -1 if result.winner is None else int(result.winner),
+            "hand_blocked": bool(result.blocked),
+            "hand_pips": _read_only(np.array(result.pips, dtype=np.int64)),
+            "hand_points": _read_only(np.array(result.points, dtype=np.int64)),
+            "match_over": bool(over),
+            "match_winner": int(after.winners[0]) if over and after.winners else -1,
+            "match_winners": _read_only(winners),
+        }
 
     def render(self) -> str | np.ndarray | None:
         if self.render_mode is None:

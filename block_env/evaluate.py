@@ -610,13 +610,14 @@ def _play_episode(
         action = players[seat].act(env.observe(agent))
         env.step(int(action))
         info = env.infos[seats[0]]
-        if "hand_result" in info:
+        if info["hand_over"]:
             over = env.terminations[seats[0]]
+            winner = info["hand_winner"]
             out.append(
                 (
                     [env.rewards[a] for a in seats],
-                    info["hand_result"]["winner"],
-                    tuple(info["match_winners"]) if over and "match_winners" in info else None,
+                    None if winner < 0 else winner,
+                    tuple(np.flatnonzero(info["match_winners"]).tolist()) if over else None,
                 )
             )
             if over:

@@ -33,14 +33,40 @@ def parse_reset_options(config: BlockConfig, options: dict | None) -> Setup:
     )
 
 
+def check_seed(seed: Any) -> int | None:
+    """``seed`` as a Python int (None stays None): any int >= 0, of any size, Python or
+    numpy (what ``numpy.random.default_rng`` accepts); ValueError for anything else."""
+    if seed is None:
+        return None
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed={seed!r} is not allowed: use None or an int >= 0")
+    return int(seed)
+
+
+def _is_sequence(x: Any) -> bool:
+    """A list, tuple or array (ordered and sized), not a string, a dict or a set."""
+    return isinstance(x, (list, tuple, np.ndarray))
+
+
 def _parse_hands(config: BlockConfig, hands: Any) -> tuple[int, ...]:
     n, k = config.num_players, config.hand_size
-    if isinstance(hands, (str, bytes)) or not hasattr(hands, "__len__") or len(hands) != n:
-        raise ValueError(f"options['hands'] must be a list of {n} hands, one per seat")
+    if not _is_sequence(hands) or len(hands) != n:
+        raise ValueError(
+            f"options['hands'] must be a list of {n} hands, one per seat (each a list of "
+            f"(a, b) tiles); got {type(hands).__name__}"
+            + (f" of length {len(hands)}" if _is_sequence(hands) else "")
+        )
     masks = []
     seen: dict[int, int] = {}
     for seat, hand in enumerate(hands):
-        tiles = [tile_index(t) for t in hand]
+        if not (_is_sequence(hand) or isinstance(hand, (set, frozenset))):
+            raise ValueError(
+                f"options['hands'][{seat}]={hand!r} is not a hand: use a list of (a, b) tiles"
+            )
+        try:
+            tiles = [tile_index(t) for t in hand]
+        except ValueError as err:
+            raise ValueError(f"options['hands'][{seat}]: {err}") from None
         if not 1 <= len(tiles) <= k:
             raise ValueError(
                 f"options['hands'][{seat}] has {len(tiles)} tiles: each hand needs 1 to {k}"
@@ -61,18 +87,25 @@ def _parse_leader(config: BlockConfig, leader: Any) -> int:
     n = config.num_players
     if config.opener == "highest_double":
         raise ValueError("options['leader'] is not allowed with opener='highest_double'")
-    if isinstance(leader, bool) or not isinstance(leader, (int, np.integer)) or not 0 <= leader < n:
+    if (
+        isinstance(leader, (bool, np.bool_))
+        or not isinstance(leader, (int, np.integer))
+        or not 0 <= leader < n
+    ):
         raise ValueError(f"options['leader']={leader!r} is not a seat: use an int in 0..{n - 1}")
     return int(leader)
 
 
 def _parse_scores(config: BlockConfig, scores: Any) -> tuple[int, ...]:
     n = config.num_players
-    if isinstance(scores, (str, bytes)) or not hasattr(scores, "__len__") or len(scores) != n:
-        raise ValueError(f"options['scores'] must be a list of {n} ints, one per seat")
+    if not _is_sequence(scores) or len(scores) != n:
+        raise ValueError(
+            f"options['scores'] must be a list of {n} ints, one per seat; "
+            f"got {type(scores).__name__}"
+        )
     out = []
     for seat, v in enumerate(scores):
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
             raise ValueError(f"options['scores'][{seat}]={v!r} is not an int")
         if not 0 <= v < config.target:
             raise ValueError(

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+import numpy as np
+
 TILES: tuple[tuple[int, int], ...] = tuple((a, b) for a in range(7) for b in range(a, 7))
 NUM_TILES = len(TILES)
 NUM_VALUES = 7
@@ -28,12 +30,18 @@ TILES_WITH_VALUE: tuple[int, ...] = tuple(
 
 
 def tile_index(tile: tuple[int, int]) -> int:
-    """Index of a tile given as ``(a, b)`` in either order; ValueError if it is not a tile."""
-    try:
-        a, b = (int(x) for x in tile)
-    except (TypeError, ValueError):
-        raise ValueError(f"{tile!r} is not a tile: expected a pair (a, b) of values 0..6") from None
-    key = (min(a, b), max(a, b))
+    """Index of a tile given as a pair ``(a, b)`` of ints 0..6 in either order (Python or
+    numpy ints; not bools, floats or strings); ValueError otherwise."""
+    if isinstance(tile, (str, bytes)) or not hasattr(tile, "__len__") or len(tile) != 2:
+        raise ValueError(f"{tile!r} is not a tile: expected a pair (a, b) of values 0..6")
+    a, b = tile
+    for v in (a, b):
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
+            raise ValueError(
+                f"{tile!r} is not a tile: its values must be ints 0..6, got {v!r} "
+                f"({type(v).__name__})"
+            )
+    key = (min(int(a), int(b)), max(int(a), int(b)))
     if key not in TILE_INDEX:
         raise ValueError(f"{tile!r} is not a tile of the double-six set: values must be 0..6")
     return TILE_INDEX[key]

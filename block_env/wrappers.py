@@ -18,7 +18,8 @@ its reward is added to the learner's next step. Opponent agents built from names
 reseeded from the env's generator on ``reset(seed=...)``, so seeded runs repeat.
 
 An illegal learner action follows PettingZoo's classic convention (``TerminateIllegalWrapper``):
-the episode ends at once with ``illegal_reward`` (default -1) and ``info["illegal_action"]``;
+the episode ends at once with ``illegal_reward`` (default -1) and ``info["illegal_action"]``
+True (False on every other step);
 ``illegal_action="raise"`` raises ValueError instead. Masked learners never hit either.
 """
 
@@ -167,13 +168,12 @@ class SingleAgentBlockEnv(gym.Env):
                 self._players[(self._seat + r) % n] = others[r - 1]
             self.game.reset(seed=int(self.np_random.integers(2**63)), options=options)
             self._over = False
-            self._pending, infos = self._play_opponents()
+            self._pending, ended = self._play_opponents()
             if not self._over:
                 break
             if options is not None:
                 raise ValueError("with these reset options the hand ends before the learner acts")
-        info: dict[str, Any] = {"learner_seat": self._seat, **infos}
-        return self._observation(), info
+        return self._observation(), self._info(ended)
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         if self._over:
@@ -188,19 +188,18 @@ class SingleAgentBlockEnv(gym.Env):
                     f"{np.flatnonzero(mask).tolist()}"
                 )
             self._over = True
-            info = {"illegal_action": True, "learner_seat": self._seat}
+            info = {**self._info(None), "illegal_action": True}
             return self._observation(), self.illegal_reward, True, False, info
         self.game.step(int(action))
         reward = self._pending + float(self.game.rewards[agent])
         self._pending = 0.0
-        info = self._step_info()
+        ended = self._hand_ended_info()
         self._over = all(self.game.terminations.values())
         if not self._over:
-            more, infos = self._play_opponents()
+            more, later = self._play_opponents()
             reward += more
-            info.update(infos)
-        info["learner_seat"] = self._seat
-        return self._observation(), reward, self._over, False, info
+            ended = later if later is not None else ended
+        return self._observation(), reward, self._over, False, self._info(ended)
 
     def action_masks(self) -> np.ndarray:
         """Legal actions of the learner (bool, length 57); all False once the episode ended."""
@@ -219,30 +218,40 @@ class SingleAgentBlockEnv(gym.Env):
 
     def _observation(self) -> np.ndarray:
         obs = self.game.observe(self.game.possible_agents[self._seat])["observation"]
-        return obs * self._scale if self._scale is not None else obs.copy()
+        return obs * self._scale if self._scale is not None else obs  # observe() copies
 
-    def _step_info(self) -> dict[str, Any]:
+    def _info(self, ended: dict[str, Any] | None) -> dict[str, Any]:
+        """The learner's info: the AEC env's flat info keys (those of the last step that
+        ended a hand since the learner's previous decision, else the current ones) and
+        ``learner_seat`` and ``illegal_action``; the same keys at every step."""
+        if ended is None:
+            ended = self.game.infos[self.game.possible_agents[self._seat]]
+        info = {k: v.copy() if isinstance(v, np.ndarray) else v for k, v in ended.items()}
+        return {**info, "learner_seat": self._seat, "illegal_action": False}
+
+    def _hand_ended_info(self) -> dict[str, Any] | None:
+        """The learner's AEC info if the last game step ended a hand, else None."""
         info = self.game.infos[self.game.possible_agents[self._seat]]
-        return {k: v for k, v in info.items() if k in ("hand_result", "match_winner")}
+        return dict(info) if info["hand_over"] else None
 
-    def _play_opponents(self) -> tuple[float, dict[str, Any]]:
+    def _play_opponents(self) -> tuple[float, dict[str, Any] | None]:
         """Opponents move until the learner is to act or the episode ends; returns the
-        learner's reward meanwhile and the last hand result seen."""
+        learner's reward meanwhile and the info of the last hand that ended (or None)."""
         game = self.game
         me = game.possible_agents[self._seat]
         total = 0.0
-        infos: dict[str, Any] = {}
+        ended: dict[str, Any] | None = None
         while True:
             if all(game.terminations.values()):
                 self._over = True
-                return total, infos
+                return total, ended
             agent = game.agent_selection
             if agent == me:
-                return total, infos
+                return total, ended
             seat = int(agent.rsplit("_", 1)[1])
             game.step(int(self._players[seat].act(game.observe(agent))))
             total += float(game.rewards[me])
-            infos.update(self._step_info())
+            ended = self._hand_ended_info() or ended
 
     def close(self) -> None:
         self.game.close()

@@ -80,15 +80,15 @@ def two_scorings(a: str, b: str, deals: int) -> str:
     for d in range(deals):
         for seat_a in (0, 1):
             env.reset(seed=d)
-            while "hand_result" not in env.infos["player_0"]:
+            while not env.infos["player_0"]["hand_over"]:
                 agent = env.agent_selection
                 mover = players[0 if int(agent[-1]) == seat_a else 1]
                 env.step(int(mover.act(env.observe(agent))))
-            result = env.infos["player_0"]["hand_result"]
+            result = env.infos["player_0"]
             mine = env.rewards[f"player_{seat_a}"]
             ours[d] += mine / 2
-            pips = result["pips"]
-            if result["blocked"]:
+            pips = result["hand_pips"]
+            if result["hand_blocked"]:
                 blocked += 1
                 if pips[0] != pips[1]:
                     winner = 0 if pips[0] < pips[1] else 1

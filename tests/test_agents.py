@@ -156,8 +156,8 @@ def rotated_margins(agent_a, agent_b, deals: int, seed: int) -> np.ndarray:
                     env.step(None)
                     continue
                 env.step(seats[int(agent[-1])].act(obs))
-                if "hand_result" in env.infos[agent]:
-                    points = env.infos[agent]["hand_result"]["points"]
+                if env.infos[agent]["hand_over"]:
+                    points = env.infos[agent]["hand_points"].tolist()
             out[d] += (points[seat_a] - points[1 - seat_a]) / 2
     return out
 

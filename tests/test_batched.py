@@ -14,6 +14,7 @@ from helpers import CONFIGS, config_id, to_np
 
 import block_env
 from block_env.batched import BatchedEnv
+from block_env.env import INFO_KEYS
 from block_env.tiles import PASS, TILES
 
 # Every player count, opener, episode mode, reward mode, partnership and a custom target.
@@ -92,28 +93,19 @@ class Lockstep:
             np.testing.assert_array_equal(bits(rewards[i]), bits(want_rewards))
             ended = any(env.terminations.values())
             assert bool(terminated[i]) == ended
-            result = env.infos[actor].get("hand_result")
-            assert bool(info["hand_over"][i]) == (result is not None)
-            if result is not None:
+            want = env.infos[actor]
+            for key in INFO_KEYS:  # the same names and values as the AEC env's infos
+                np.testing.assert_array_equal(info[key][i], want[key], err_msg=key)
+            assert bool(info["match_over"][i]) == ended
+            if want["hand_over"]:
                 self.hands += 1
-                want_winner = -1 if result["winner"] is None else result["winner"]
-                assert info["winner"][i] == want_winner
-                assert bool(info["blocked"][i]) == result["blocked"]
-                assert info["pips"][i].tolist() == result["pips"]
-                assert info["points"][i].tolist() == result["points"]
             if ended:
                 self.episodes += 1
-                want_mw = env.infos[actor]["match_winner"]
-                assert info["match_winner"][i] == (-1 if want_mw is None else want_mw)
-                want_ws = env.infos[actor]["match_winners"]
-                assert np.flatnonzero(info["match_winners"][i]).tolist() == want_ws
                 final = np.stack([env.observe(a)["observation"] for a in env.possible_agents])
                 got = info["final_obs"][final_rows.pop(i)]
                 np.testing.assert_array_equal(bits(got), bits(final))
                 assert all(env.observe(a)["action_mask"].sum() == 0 for a in env.possible_agents)
                 env.reset()
-            else:
-                assert not info["match_winners"][i].any() and info["match_winner"][i] == -1
             self._skip_forced(env)
         assert not final_rows, "final_obs given for games that did not terminate"
         self.check(obs, mask, seat)

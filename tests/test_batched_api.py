@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from block_env.batched import BatchedEnv
+from block_env.env import INFO_KEYS
 from block_env.observation import OBS_DIM
 from block_env.tiles import TILES
 
@@ -30,7 +31,11 @@ def test_shapes_and_dtypes(backend: str) -> None:
     obs, mask, seat, rewards, terminated, info = env.step(env.sample_actions(mask))
     assert tuple(seat.shape) == (5,) and tuple(rewards.shape) == (5, 3)
     assert tuple(terminated.shape) == (5,)
-    assert tuple(info["pips"].shape) == (5, 3) and tuple(info["match_winners"].shape) == (5, 3)
+    assert set(info) == {*INFO_KEYS, "final_index", "final_obs"}
+    for key in ("hand_pips", "hand_points", "match_winners"):
+        assert tuple(info[key].shape) == (5, 3), key
+    for key in ("hand_over", "hand_winner", "hand_blocked", "match_over", "match_winner"):
+        assert tuple(info[key].shape) == (5,), key
     assert tuple(info["final_obs"].shape)[1:] == (3, OBS_DIM)
     space = env.single_observation_space
     assert all(space.contains(row) for row in to_np(obs))

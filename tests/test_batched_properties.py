@@ -107,8 +107,8 @@ def test_rules_hold_in_random_batched_play(cfg: dict, backend: str) -> None:
                 continue
             ended_hands += 1
             points = naive_points(sides, hands, s if domino else None)
-            assert info["points"][g].tolist() == points
-            assert bool(info["blocked"][g]) == (not domino)
+            assert info["hand_points"][g].tolist() == points
+            assert bool(info["hand_blocked"][g]) == (not domino)
             new_scores = old_scores + np.array(points)
             over = config.episode == "hand" or new_scores.max() >= config.target
             assert bool(terminated[g]) == over

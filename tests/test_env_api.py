@@ -60,12 +60,12 @@ def test_spaces_identical_for_all_agents_and_player_counts_before_reset():
 
 def test_metadata_agents_and_registry():
     env = block_env.raw_env(num_players=4)
-    assert env.metadata["name"] == "block_v0"
+    assert env.metadata["name"] == "block_v1"
     assert env.metadata["render_modes"] == ["human", "ansi", "rgb_array"]
     assert env.possible_agents == ["player_0", "player_1", "player_2", "player_3"]
     import pettingzoo
 
-    made = pettingzoo.make("aec", "block_env/block-v0", num_players=3)
+    made = pettingzoo.make("aec", "block_env/block-v1", num_players=3)
     made.reset(seed=0)
     assert made.unwrapped.config.num_players == 3
 
@@ -209,6 +209,6 @@ def test_next_hand_starts_at_once_with_its_leader():
     while env.game.hand_number == 0:
         legal = np.flatnonzero(env.observe(env.agent_selection)["action_mask"])
         env.step(int(legal[rng.integers(legal.size)]))
-    assert "hand_result" in env.infos["player_0"] and "hand_result" in env.infos["player_1"]
+    assert env.infos["player_0"]["hand_over"] and env.infos["player_1"]["hand_over"]
     assert env.agent_selection == f"player_{env.game.leader}"
     assert env.game.line == ()

@@ -67,10 +67,10 @@ def test_margin_matches_an_independent_replay() -> None:
             while not all(env.terminations.values()):
                 seat = env.possible_agents.index(env.agent_selection)
                 env.step(players[seat].act(env.observe(env.agent_selection)))
-            result = env.infos["player_0"]["hand_result"]
-            won = max(result["points"])
-            if result["winner"] is not None:
-                total += won if result["winner"] == rules_seat else -won
+            result = env.infos["player_0"]
+            won = int(result["hand_points"].max())
+            if result["hand_winner"] >= 0:
+                total += won if result["hand_winner"] == rules_seat else -won
             hands += 1
     res = evaluate([RuleAgent(), GreedyAgent()], hands=len(seeds) * 2, seed=5)
     assert res.hands == hands

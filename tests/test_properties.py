@@ -54,7 +54,7 @@ def check_episode(cfg_kwargs: dict, seed: int) -> int:
         action = int(list(legal)[rng.integers(len(legal))])
         scores_before = list(game.scores)
         env.step(action)
-        ended = "hand_result" in env.infos[f"player_{seat}"]
+        ended = env.infos[f"player_{seat}"]["hand_over"]
         if action == PASS:
             assert not ended
             continue
@@ -74,12 +74,16 @@ def check_episode(cfg_kwargs: dict, seed: int) -> int:
             assert (env.game.left, env.game.right) == (left, right)
             continue
         hands_played += 1
-        result = env.infos["player_0"]["hand_result"]
-        assert all(env.infos[a]["hand_result"] == result for a in env.possible_agents)
-        assert result["blocked"] == blocked
+        result = env.infos["player_0"]
+        assert all(
+            env.infos[a]["hand_winner"] == result["hand_winner"]
+            and env.infos[a]["hand_points"].tolist() == result["hand_points"].tolist()
+            for a in env.possible_agents
+        )
+        assert result["hand_blocked"] == blocked
         sides = [s % 2 for s in range(n)] if cfg.partnership else list(range(n))
         points = naive_points(sides, after_hands, seat if domino else None)
-        assert result["points"] == points
+        assert result["hand_points"].tolist() == points
         scores = env.scores
         assert scores == [s + p for s, p in zip(scores_before, points)]
         assert all(a >= b for a, b in zip(scores, scores_before))  # never decreases

@@ -86,8 +86,9 @@ def test_points_are_raw_and_match_keeps_points_past_target():
     env.step(act(1, 2))
     assert env.scores == [95 + 17, 40]  # 17 raw points, not rounded to a multiple of 5
     info = env.infos["player_1"]
-    assert info["hand_result"]["points"] == [17, 0]
-    assert info["match_winner"] == 0
+    assert info["hand_points"].tolist() == [17, 0]
+    assert info["match_over"] and info["match_winner"] == 0
+    assert info["match_winners"].tolist() == [True, False]
     assert all(env.terminations.values())
 
 
@@ -142,8 +143,9 @@ def test_block_ends_hand_at_once_without_forced_passes():
     env = block_env.raw_env(num_players=2, episode="hand")
     env.reset(seed=0, options={"hands": [[(0, 0), (5, 6)], [(1, 2), (3, 4)]], "leader": 0})
     env.step(act(0, 0))  # nobody holds a 0 now: blocked on this very step
-    info = env.infos["player_0"]["hand_result"]
-    assert info == {"winner": 1, "blocked": True, "pips": [11, 10], "points": [0, 1]}
+    info = env.infos["player_0"]
+    assert (info["hand_over"], info["hand_winner"], info["hand_blocked"]) == (True, 1, True)
+    assert info["hand_pips"].tolist() == [11, 10] and info["hand_points"].tolist() == [0, 1]
     assert all(env.terminations.values())
 
 
@@ -151,8 +153,9 @@ def test_domino_takes_precedence_over_block():
     env = block_env.raw_env(num_players=2, episode="hand")
     env.reset(seed=0, options={"hands": [[(1, 2)], [(5, 5)]], "leader": 0})
     env.step(act(1, 2))
-    res = env.infos["player_1"]["hand_result"]
-    assert res["blocked"] is False and res["winner"] == 0 and res["points"] == [10, 0]
+    res = env.infos["player_1"]
+    assert res["hand_blocked"] is False and res["hand_winner"] == 0
+    assert res["hand_points"].tolist() == [10, 0]
 
 
 def test_lead_rotates_after_a_tied_block():
@@ -162,7 +165,7 @@ def test_lead_rotates_after_a_tied_block():
         seed=0, options={"hands": [[(3, 3), (0, 1), (0, 2)], [(1, 2)], [(2, 6)]], "leader": 0}
     )
     env.step(act(3, 3))
-    assert env.infos["player_0"]["hand_result"]["winner"] is None
+    assert env.infos["player_0"]["hand_over"] and env.infos["player_0"]["hand_winner"] == -1
     assert env.scores == [0, 0, 0]
     assert env.game.leader == 1 and env.agent_selection == "player_1"
     assert env.game.hand_number == 1
@@ -246,6 +249,6 @@ def test_partnership_rewards_per_member():
     env.step(act(0, 0))
     env.step(act(0, 4, 0))  # ends 4 and 0
     env.step(act(0, 3, 1))  # seat 2 dominoes: its team scores seat 1's 10 + seat 3's 6
-    res = env.infos["player_0"]["hand_result"]
-    assert res["winner"] == 2 and res["points"] == [16, 0, 16, 0]
+    res = env.infos["player_0"]
+    assert res["hand_winner"] == 2 and res["hand_points"].tolist() == [16, 0, 16, 0]
     assert env.rewards == {"player_0": 16.0, "player_1": -16.0, "player_2": 16.0, "player_3": -16.0}

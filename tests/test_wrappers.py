@@ -58,11 +58,12 @@ def test_hand_reward_is_the_learners_zero_sum_points(num_players: int) -> None:
     for seed in range(40):
         total, infos = _play(env, seed, rng)
         seat = infos[0]["learner_seat"]
-        result = infos[-1]["hand_result"]
-        won = max(result["points"])
-        if result["winner"] is None:
+        result = infos[-1]
+        assert result["hand_over"] and result["match_over"]
+        won = int(result["hand_points"].max())
+        if result["hand_winner"] == -1:
             expected = 0.0
-        elif result["winner"] == seat:
+        elif result["hand_winner"] == seat:
             expected = float(won)
         else:
             expected = -won / (num_players - 1)
@@ -113,7 +114,8 @@ def test_same_seed_same_trajectory() -> None:
         out = []
         for seed in (5, None, None):
             total, infos = _play(env, seed, rng)
-            out.append((total, infos[-1]["hand_result"]))
+            last = infos[-1]
+            out.append((total, last["hand_winner"], last["hand_points"].tolist()))
         return out
 
     assert run() == run()
@@ -126,7 +128,7 @@ def test_action_masks_and_illegal_actions() -> None:
     assert mask.dtype == bool and mask.shape == (NUM_ACTIONS,) and mask.any()
     illegal = int(np.flatnonzero(~mask)[0])
     _, reward, done, _, info = env.step(illegal)
-    assert done and reward == -1.0 and info["illegal_action"]
+    assert done and reward == -1.0 and info["illegal_action"] is True
     assert not env.action_masks().any()
     with pytest.raises(RuntimeError, match="reset"):
         env.step(0)
@@ -177,3 +179,15 @@ def test_maskable_ppo_trains_and_evaluates() -> None:
         model, strict, n_eval_episodes=20, return_episode_rewards=True, warn=False
     )
     assert len(rewards) == 20 and all(n >= 1 for n in lengths)
+
+
+def test_info_has_the_same_keys_at_every_step() -> None:
+    env = SingleAgentBlockEnv(opponents="random", num_players=3, target_score=20)
+    rng = np.random.default_rng(4)
+    _, infos = _play(env, 0, rng)
+    keys = set(infos[0])
+    assert {"hand_over", "hand_points", "match_over", "learner_seat", "illegal_action"} <= keys
+    assert all(set(info) == keys for info in infos)
+    assert not any(info["illegal_action"] for info in infos)
+    assert infos[-1]["match_over"] and not any(info["match_over"] for info in infos[:-1])
+    assert sum(info["hand_over"] for info in infos) >= 1

@@ -180,11 +180,7 @@ class TorchBackend:
         except ImportError as err:  # pragma: no cover - torch is an optional extra
             raise ValueError("backend='torch' needs torch: pip install block-env[train]") from err
         self.torch = torch
-        try:
-            self.device = torch.device(device)
-            torch.empty(0, device=self.device)
-        except (RuntimeError, TypeError) as err:
-            raise ValueError(f"device={device!r} is not usable by torch: {err}") from None
+        self.device = _torch_device(torch, device)
         self._dtypes = {
             "i64": torch.int64,
             "f32": torch.float32,
@@ -287,14 +283,18 @@ class TorchBackend:
 
     def unpack_mask(self, legal: Any, width: int) -> Any:
         """(M,) int64 action words -> (M, width) int8 action masks."""
-        return self._unpack(legal[:, None], self._byte_bits_i8, True)[:, :width].contiguous()
+        bits = self._unpack(legal[:, None], self._byte_bits_i8, True)[:, :width]
+        # a copy, never a view of the scratch buffer (a (1, width) slice counts as contiguous)
+        return bits.clone(memory_format=self.torch.contiguous_format)
 
     def make_rng(self, seed: int | None) -> Any:
+        """A torch generator; seeds of any size (as numpy takes) are folded into the 64 bits
+        torch takes, seeds below 2**63 are used as they are."""
         gen = self.torch.Generator(device=self.device)
         if seed is None:
             gen.seed()
         else:
-            gen.manual_seed(int(seed))
+            gen.manual_seed(torch_seed(seed))
         return gen
 
     def permutations(self, rng: Any, k: int) -> Any:
@@ -330,6 +330,47 @@ class TorchBackend:
         arr = np.asarray(actions)
         _check_actions(arr.shape, arr.dtype.kind, num_envs)
         return torch.as_tensor(arr.astype(np.int64), device=self.device)
+
+
+def torch_seed(seed: int) -> int:
+    """A seed torch's ``manual_seed`` accepts (0 <= s < 2**63) for any int seed >= 0: small
+    seeds unchanged, larger ones hashed by numpy's ``SeedSequence`` (as numpy seeds them)."""
+    seed = int(seed)
+    if seed < 0:
+        raise ValueError(f"seed={seed!r} is not allowed: use an int >= 0")
+    if seed < 2**63:
+        return seed
+    return int(np.random.SeedSequence(seed).generate_state(1, np.uint64)[0] >> np.uint64(1))
+
+
+def _torch_device(torch: Any, device: Any) -> Any:
+    """``torch.device(device)`` after checking that it exists here; ValueError naming what
+    was asked and the devices available otherwise."""
+    available = ["cpu"]
+    if torch.cuda.is_available():
+        available += [f"cuda:{i}" for i in range(torch.cuda.device_count())]
+    mps = getattr(torch.backends, "mps", None)
+    if mps is not None and mps.is_available():
+        available.append("mps")
+    where = f"available here: {', '.join(available)}"
+    if isinstance(device, bool) or not isinstance(device, (str, int, torch.device)):
+        raise ValueError(
+            f"device={device!r} is not allowed: use a device name such as 'cpu' or 'cuda:0' "
+            f"(a str, an int or a torch.device); {where}"
+        )
+    try:
+        dev = torch.device(device)
+    except (RuntimeError, TypeError, ValueError) as err:
+        raise ValueError(f"device={device!r} is not a torch device ({err}); {where}") from None
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"device={device!r} needs CUDA, which this torch cannot use; {where}")
+    if dev.type == "cuda" and dev.index is not None and dev.index >= torch.cuda.device_count():
+        raise ValueError(f"device={device!r} does not exist; {where}")
+    try:
+        torch.empty(0, device=dev)
+    except (RuntimeError, TypeError, AssertionError) as err:
+        raise ValueError(f"device={device!r} is not usable by torch ({err}); {where}") from None
+    return dev
 
 
 def make_backend(backend: str, device: Any) -> NumpyBackend | TorchBackend:

@@ -261,10 +261,11 @@ class Engine:
         rewards[idx] = b.f32(hand_rewards)
         terminated[idx] = over
         info["hand_over"][idx] = True
-        info["winner"][idx] = winner
-        info["blocked"][idx] = ~domino
-        info["pips"][idx] = pips
-        info["points"][idx] = points
+        info["hand_winner"][idx] = winner
+        info["hand_blocked"][idx] = ~domino
+        info["hand_pips"][idx] = pips
+        info["hand_points"][idx] = points
+        info["match_over"][idx] = over
         info["match_winner"][idx] = match_winner
         info["match_winners"][idx] = winners
         if b.any(over):
@@ -298,10 +299,11 @@ class Engine:
         B, n = self.num_envs, self.n
         return {
             "hand_over": b.zeros(B, "bool"),
-            "winner": b.zeros(B, "i64") - 1,
-            "blocked": b.zeros(B, "bool"),
-            "pips": b.zeros((B, n), "i64"),
-            "points": b.zeros((B, n), "i64"),
+            "hand_winner": b.zeros(B, "i64") - 1,
+            "hand_blocked": b.zeros(B, "bool"),
+            "hand_pips": b.zeros((B, n), "i64"),
+            "hand_points": b.zeros((B, n), "i64"),
+            "match_over": b.zeros(B, "bool"),
             "match_winner": b.zeros(B, "i64") - 1,
             "match_winners": b.zeros((B, n), "bool"),
             "final_index": b.zeros(0, "i64"),

@@ -24,21 +24,27 @@ the episode that just ended, while ``obs[i]``, ``mask[i]`` and ``seat[i]`` are a
 first position of the next episode. Likewise, in match mode, a step that ends a hand returns
 the first position of the next hand (as the AEC env, which deals the next hand at once).
 
-``info`` (arrays, all of the batch size unless said otherwise):
+``info`` (arrays, all of the batch size unless said otherwise), with the names and meaning
+of the AEC env's ``infos`` (see ``block_env.env.INFO_KEYS``):
 
 * ``hand_over`` (B,) bool: a hand ended on this step;
-* ``winner`` (B,) int64: the seat that dominoed or won the block, -1 on a tied block
+* ``hand_winner`` (B,) int64: the seat that dominoed or won the block, -1 on a tied block
   (and where no hand ended);
-* ``blocked`` (B,) bool; ``pips`` (B, n) int64 pips left by seat; ``points`` (B, n) int64
-  raw points scored by seat (both partners show their team's points) -- as the AEC
-  ``hand_result``;
-* ``match_winner`` (B,) int64: where ``terminated``, the AEC ``match_winner`` (the lowest seat
-  of the winning side), -1 on a draw and where the episode goes on; ``match_winners``
-  (B, n) bool: the seats of the winning side;
+* ``hand_blocked`` (B,) bool; ``hand_pips`` (B, n) int64 pips left by seat;
+  ``hand_points`` (B, n) int64 raw points scored by seat (both partners show their team's
+  points); zeros where no hand ended;
+* ``match_over`` (B,) bool: the episode ended on this step (equal to ``terminated``);
+  ``match_winner`` (B,) int64: where it ended, the lowest seat of the winning side, -1 on a
+  draw and where the episode goes on; ``match_winners`` (B, n) bool: the seats of the
+  winning side;
 * ``final_index`` (K,) int64: the games that terminated on this step; ``final_obs``
   (K, n, OBS_DIM) float32: for each of them, every seat's observation of the final position
   (what ``raw_env.observe(agent)`` gives once the episode is over: nobody to act, and the
   mask, not returned, is all zeros).
+
+Every array returned (``obs``, ``mask``, ``seat``, ``rewards``, ``terminated``, the info
+arrays) is new on each call and shares no memory with the engine: callers may keep or
+modify them; legality is checked against the engine's own state.
 
 ``auto_pass=True``: a seat whose only legal action is pass is passed for automatically (the
 pass is recorded as usual, so voids and observations are those of the AEC env after that
@@ -62,7 +68,7 @@ from block_env.batched.deals import make_deals
 from block_env.batched.engine import Engine
 from block_env.config import BlockConfig
 from block_env.observation import OBS_DIM, OBS_HIGH, OBS_LOW
-from block_env.setup import Setup, parse_reset_options
+from block_env.setup import Setup, check_seed, parse_reset_options
 from block_env.tiles import NUM_ACTIONS
 
 CONFIG_KEYS = ("num_players", "opener", "episode", "partnership", "target_score", "reward")
@@ -127,12 +133,9 @@ class BatchedEnv:
         return spaces.Discrete(NUM_ACTIONS)
 
     def reset(self, seed: int | None = None, options: list | None = None) -> tuple[Any, Any, Any]:
-        """Start a new episode in every game; returns (obs, mask, seat)."""
-        if seed is not None and (
-            isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0
-        ):
-            raise ValueError(f"seed={seed!r} is not allowed: use None or an int >= 0")
-        seed = None if seed is None else int(seed)
+        """Start a new episode in every game; returns (obs, mask, seat). ``seed``: None or
+        an int >= 0 of any size (as numpy takes), on every backend."""
+        seed = check_seed(seed)
         setups = self._parse_options(options)
         self.engine.reset(seed, setups)
         if seed is not None or self._sample_rng is None:
