@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from helpers import CONFIGS, config_id
 from pettingzoo.test import api_test, seed_test
+from pettingzoo.utils.env_logger import EnvLogger
 
 import block_env
 from block_env.observation import OBS_DIM
@@ -128,6 +129,18 @@ def test_invalid_config_raises_naming_the_value(cfg):
         ({"leader": "0"}, "not a seat"),
         ({"scores": [100, 0]}, "below the target"),
         ({"scores": [1]}, "list of 2"),
+        ({"hands": [[(1.9, 2.2)], [(3, 3)]]}, "must be ints"),
+        ({"hands": [[(True, 2)], [(3, 3)]]}, "must be ints"),
+        ({"hands": [["12"], [(3, 3)]]}, "not a tile"),
+        ({"hands": [[(1, 2, 3)], [(3, 3)]]}, "not a tile"),
+        ({"hands": [None, [(3, 3)]]}, "not a hand"),
+        ({"hands": [5, [(3, 3)]]}, "not a hand"),
+        ({"hands": [[(1, 2)], "33"]}, "not a hand"),
+        ({"hands": {0: [(1, 2)], 1: [(3, 3)]}}, "got dict"),
+        ({"hands": "ab"}, "list of 2 hands"),
+        ({"scores": {0: 1, 1: 2}}, "got dict"),
+        ({"scores": [np.True_, 0]}, "not an int"),
+        ({"leader": np.True_}, "not a seat"),
     ],
 )
 def test_malformed_reset_options_raise_and_keep_state(options, message):
@@ -212,3 +225,58 @@ def test_next_hand_starts_at_once_with_its_leader():
     assert env.infos["player_0"]["hand_over"] and env.infos["player_1"]["hand_over"]
     assert env.agent_selection == f"player_{env.game.leader}"
     assert env.game.line == ()
+
+
+def test_tiles_may_be_numpy_ints_lists_or_arrays():
+    env = block_env.raw_env()
+    env.reset(seed=0, options={"hands": [[(np.int64(1), 2), [0, 0]], np.array([[3, 3]])]})
+    assert block_env.decode(env.observe("player_0")["observation"])["hand"] == [(0, 0), (1, 2)]
+    assert block_env.decode(env.observe("player_1")["observation"])["hand"] == [(3, 3)]
+
+
+@pytest.mark.parametrize("seed", [-1, 1.5, True, "3", np.float64(2.0)])
+def test_bad_seeds_are_refused_and_keep_state(seed):
+    env = block_env.raw_env()
+    env.reset(seed=0)
+    before = env.game
+    with pytest.raises(ValueError, match="seed="):
+        env.reset(seed=seed)
+    assert env.game is before
+
+
+def test_any_non_negative_int_seed_works_and_repeats():
+    deals = []
+    for seed in (2**70, np.uint64(2**64 - 1), np.int32(5), 2**70):
+        env = block_env.raw_env()
+        env.reset(seed=seed)
+        deals.append(env.game.hands)
+    assert deals[0] == deals[3] and deals[0] != deals[1]
+
+
+def _finish(env) -> None:
+    rng = np.random.default_rng(0)
+    for _ in env.agent_iter():
+        obs, _, term, trunc, _ = env.last()
+        env.step(None if term or trunc else int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+    assert not env.agents
+
+
+def test_step_after_every_agent_is_done_warns_like_the_wrapper():
+    raw, wrapped = block_env.raw_env(episode="hand"), block_env.env(episode="hand")
+    for env in (raw, wrapped):
+        env.reset(seed=1)
+        _finish(env)
+        EnvLogger.mqueue.clear()
+        env.step(None)  # PettingZoo: a no-op with a warning, never KeyError
+        assert any("Should reset() first" in str(m) for m in EnvLogger.mqueue)
+    game = raw.game
+    with pytest.raises(ValueError, match="episode is over"):
+        raw.step(0)
+    assert raw.game is game
+    raw.reset(seed=2)
+    assert raw.agents == raw.possible_agents
+
+
+def test_step_before_reset_says_so():
+    with pytest.raises(RuntimeError, match="reset"):
+        block_env.raw_env().step(0)
