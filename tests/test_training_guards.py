@@ -270,36 +270,56 @@ def test_unreadable_checkpoints_name_the_file_and_what_was_expected(
 # ---------------------------------------------------------------- the run-folder lock
 
 
+HOLD_LOCK = """
+import fcntl, os, sys, time
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT)
+fcntl.flock(fd, fcntl.LOCK_EX)
+os.write(fd, str(os.getpid()).encode())
+print("locked", flush=True)
+time.sleep(120)
+"""
+
+
 def test_a_live_process_holding_the_lock_refuses_a_second_run(
     tmp_path: Path, capsys: pytest.CaptureFixture
 ) -> None:
     run = tmp_path / "run"
     run.mkdir()
-    holder = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_LOCK, str(run / "train.lock")],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
-        (run / "train.lock").write_text(f"{holder.pid}\n")
+        assert holder.stdout.readline().strip() == "locked"
         status, err = cli(capsys, SMOKE, f"run_dir={run}")
         line = one_line(err)
         assert status == 2 and f"in use by process {holder.pid}" in line
         assert sorted(p.name for p in run.iterdir()) == ["train.lock"]  # nothing touched
         assert (run / "train.lock").read_text().strip() == str(holder.pid)
+        status, err = cli(capsys, SMOKE, f"run_dir={run}", "--force")
+        assert status == 2 and "in use" in one_line(err)
     finally:
         holder.kill()
         holder.wait()
+    # Its holder gone (killed: nothing cleaned up), the folder is free again.
+    assert cli(capsys, SMOKE, f"run_dir={run}", "total_steps=512")[0] == 0
+    assert not (run / "train.lock").exists()
 
 
-def test_a_stale_lock_of_a_dead_process_is_taken_over(
-    tmp_path: Path, capsys: pytest.CaptureFixture
-) -> None:
+def test_a_stale_lock_file_is_taken_over(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     run = tmp_path / "run"
     run.mkdir()
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
-    (run / "train.lock").write_text(f"{dead.pid}\n")
+    (run / "train.lock").write_text(f"{dead.pid}\n")  # a dead process's pid
     assert cli(capsys, SMOKE, f"run_dir={run}", "total_steps=512")[0] == 0
     assert not (run / "train.lock").exists()  # released at the end
-    (run / "train.lock").write_text("garbage")
+    # A live pid that holds no lock (a recycled pid) and garbage are stale too.
+    (run / "train.lock").write_text(f"{os.getppid()}\n")
     assert cli(capsys, SMOKE, f"run_dir={run}", "total_steps=1024", "--resume")[0] == 0
+    (run / "train.lock").write_text("garbage")
+    assert cli(capsys, SMOKE, f"run_dir={run}", "total_steps=1536", "--resume")[0] == 0
 
 
 def test_two_runs_started_together_one_is_refused(tmp_path: Path) -> None:

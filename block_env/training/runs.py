@@ -51,21 +51,6 @@ def resolve_device(name: str) -> str:
 # ============================================================================ the lock
 
 
-def pid_alive(pid: int) -> bool:
-    """Whether a process with this id exists (on this machine)."""
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # it exists, owned by someone else
-        return True
-    except OSError:
-        return False
-    return True
-
-
 def _lock_owner(path: Path) -> int | None:
     """The pid written in a lock file, None when unreadable or malformed."""
     try:
@@ -75,37 +60,54 @@ def _lock_owner(path: Path) -> int | None:
     return int(text) if text.isdigit() else None
 
 
-def acquire_lock(path: Path) -> None:
-    """Create the lock file ``path`` holding this process's pid. RunLocked when a live
-    process holds it; a lock of a dead process (or an unreadable one) is taken over."""
-    me = os.getpid()
-    for _ in range(3):
-        try:
-            fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
-        except FileExistsError:
-            owner = _lock_owner(path)
-            if owner is not None and owner != me and pid_alive(owner):
+class RunLock:
+    """The run folder's lock file, holding the pid of the process that trains there.
+
+    The lock is an exclusive ``flock`` on that file, held while the run lives: the kernel
+    drops it when the process ends, however it ends, so a lock file left by a dead process
+    (``kill -9``) is simply taken over, and a recycled pid cannot keep a folder locked."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.fd: int | None = None
+
+    def acquire(self) -> None:
+        """Take the lock, or RunLocked naming the live process that holds it."""
+        import fcntl
+
+        for _ in range(10):
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                os.close(fd)
+                owner = _lock_owner(self.path)
+                who = f"process {owner}" if owner is not None else "another process"
                 raise RunLocked(
-                    f"run folder {path.parent} is in use by process {owner} (lock file {path}): "
-                    f"wait for that run or stop it, or pick another name=/run_dir="
+                    f"run folder {self.path.parent} is in use by {who} (lock file "
+                    f"{self.path}): wait for that run or stop it, or pick another "
+                    f"name=/run_dir="
                 ) from None
-            # stale: the process that wrote it is gone; replace it atomically, then check
-            tmp = path.with_name(f"{path.name}.{me}")
-            tmp.write_text(f"{me}\n", encoding="utf-8")
-            os.replace(tmp, path)
-            if _lock_owner(path) == me:
-                return
-            continue  # another process took it over at the same moment: look again
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(f"{me}\n")
-        return
-    raise RunLocked(f"run folder {path.parent}: could not take the lock file {path}")
+            try:  # the file may have been removed by its last holder meanwhile: retry
+                same = os.fstat(fd).st_ino == os.stat(self.path).st_ino
+            except FileNotFoundError:
+                same = False
+            if not same:
+                os.close(fd)
+                continue
+            os.ftruncate(fd, 0)
+            os.write(fd, f"{os.getpid()}\n".encode())
+            self.fd = fd
+            return
+        raise RunLocked(f"run folder {self.path.parent}: could not take the lock {self.path}")
 
-
-def release_lock(path: Path) -> None:
-    """Remove the lock file if this process holds it."""
-    if _lock_owner(path) == os.getpid():
-        path.unlink(missing_ok=True)
+    def release(self) -> None:
+        """Remove the lock file and drop the lock (only if this object holds it)."""
+        if self.fd is None:
+            return
+        self.path.unlink(missing_ok=True)
+        os.close(self.fd)
+        self.fd = None
 
 
 # ============================================================================ the folder
@@ -116,7 +118,7 @@ class RunFolder:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.lock = path / "train.lock"
+        self.lock = RunLock(path / "train.lock")
         self.log = path / "log.jsonl"
         self.checkpoints = path / "checkpoints"
         self.latest = self.checkpoints / "latest.pt"
@@ -179,7 +181,7 @@ def open_run(
     run = RunFolder(run_dir_of(cfg))
     created = not run.path.exists()
     run.path.mkdir(parents=True, exist_ok=True)
-    acquire_lock(run.lock)
+    run.lock.acquire()
     try:
         state = None
         if resume:
@@ -206,7 +208,7 @@ def open_run(
 
 def close_run(run: RunFolder) -> None:
     """Release the run folder's lock."""
-    release_lock(run.lock)
+    run.lock.release()
 
 
 # ============================================================================ checkpoints
