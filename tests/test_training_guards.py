@@ -348,3 +348,11 @@ def test_a_checkpoint_with_non_finite_weights_is_refused(
     torch.save(state, poisoned)
     status, err = cli(capsys, SMOKE, f"run_dir={run}", "--resume", "--checkpoint", poisoned)
     assert status == 2 and "not finite" in one_line(err) and str(poisoned) in err
+
+
+def test_sb3_runs_refuse_resume_instead_of_ignoring_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    status, err = cli(capsys, SMOKE, f"run_dir={tmp_path / 'run'}", "algo=sb3", "--resume")
+    assert status == 2 and "cannot be resumed" in one_line(err)
+    assert not (tmp_path / "run").exists()
