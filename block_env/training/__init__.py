@@ -6,8 +6,10 @@ plumbing they share, written once.
 * ``runs``: the run folder (lock, log, checkpoints, signals), device, progress bar,
   TensorBoard.
 * ``results``: evaluation against the baseline bots, the final tables and learning curve.
+* ``envstate``: the batched engine's complete state for a checkpoint (exact resume).
 * ``ppo``: self-play PPO on the batched engine (``algo: ppo``, the default).
 * ``sb3``: sb3-contrib ``MaskablePPO`` on the single-agent wrapper (``algo: sb3``).
+* ``rllib``: RLlib league self-play, on one machine or a Ray cluster (``algo: rllib``).
 
 Each engine exposes ``train_<algo>(cfg, resume=..., force=...) -> dict`` (the final summary);
 ``train.py`` picks one by ``cfg.algo``. Nothing here imports ``train.py``.
