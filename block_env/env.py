@@ -63,14 +63,28 @@ def env(**kwargs: Any) -> AECEnv:
 
 
 class _TerminateIllegal(wrappers.TerminateIllegalWrapper):
-    """PettingZoo's ``TerminateIllegalWrapper`` judging each move on a mask it fetches itself
-    at step time, never on the observation it handed to the caller (who may have written
-    into it)."""
+    """PettingZoo's ``TerminateIllegalWrapper`` judging each move by the legal actions of the
+    game itself, never by the observation it handed to the caller (who may have written into
+    its mask)."""
 
     def step(self, action: Any) -> None:
-        self._prev_obs = None
-        self._prev_info = None
+        raw = self.env.unwrapped
+        agent = raw.agent_selection
+        if raw.agents and not (raw.terminations[agent] or raw.truncations[agent]):
+            self._prev_obs = {"action_mask": _LegalActions(raw._legal_actions())}
         super().step(action)
+
+
+class _LegalActions:
+    """``mask[action]`` for the wrapper's check: membership in the game's legal actions."""
+
+    __slots__ = ("actions",)
+
+    def __init__(self, actions: tuple[int, ...]) -> None:
+        self.actions = actions
+
+    def __getitem__(self, action: Any) -> bool:
+        return action in self.actions
 
 
 def _read_only(array: np.ndarray) -> np.ndarray:
