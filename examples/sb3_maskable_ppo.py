@@ -114,7 +114,7 @@ def train(args: argparse.Namespace) -> dict[str, Any]:
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--smoke", action="store_true", help="tiny budget (seconds), for tests")
-    p.add_argument("--steps", type=int, default=100_000, help="learner steps in total")
+    p.add_argument("--steps", type=int, default=60_000, help="learner steps in total")
     p.add_argument("--players", type=int, default=2, choices=(2, 3, 4))
     p.add_argument("--opponent", default="random", help="agent spec for the other seats")
     p.add_argument("--seed", type=int, default=0)

@@ -203,7 +203,7 @@ def _last_loss(
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--smoke", action="store_true", help="tiny budget (seconds), for tests")
-    p.add_argument("--steps", type=int, default=300_000, help="training env steps (all seats)")
+    p.add_argument("--steps", type=int, default=60_000, help="training env steps (all seats)")
     p.add_argument("--players", type=int, default=2, choices=(2, 3, 4))
     p.add_argument("--learner-seat", type=int, default=1)
     p.add_argument("--seed", type=int, default=0)

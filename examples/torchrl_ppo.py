@@ -50,6 +50,7 @@ def make_env(num_players: int, seed: int) -> PettingZooWrapper:
     """The wrapped AEC env (one hand per episode, zero-sum points) in TorchRL's wrapper."""
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="PettingZoo in TorchRL is tested")
+        warnings.filterwarnings("ignore", message="The given NumPy array is not writable")
         return PettingZooWrapper(
             block_env.env(num_players=num_players, episode="hand", reward="zero_sum"),
             use_mask=True,
