@@ -89,8 +89,8 @@ class _LegalActions:
 
 def _read_only(array: np.ndarray) -> np.ndarray:
     """A read-only view of ``array`` (itself made read-only, so that the view's WRITEABLE
-    flag cannot be turned back on): info arrays are shared between agents and steps, so
-    nobody may write into them (copy one to modify it)."""
+    flag cannot be turned back on): the zero arrays of the steps that end no hand are shared
+    between agents and steps, so nobody may write into them."""
     array.flags.writeable = False
     return array.view()
 
@@ -164,7 +164,9 @@ class raw_env(AECEnv, EzPickle):
         # as copies) and the legal actions of the seat to act (what ``step`` checks).
         self._obs_cache: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         self._legal: tuple[int, ...] | None = None
-        self._running = {  # the info of a step that ended no hand (arrays read-only)
+        # The info of a step that ends no hand: all agents share its read-only zero arrays,
+        # which costs no allocation per step. reset() and hand ends give writable copies.
+        self._running = {
             "hand_over": False,
             "hand_winner": -1,
             "hand_blocked": False,
@@ -218,7 +220,7 @@ class raw_env(AECEnv, EzPickle):
         self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
         self.terminations = dict.fromkeys(self.agents, False)
         self.truncations = dict.fromkeys(self.agents, False)
-        self.infos = {a: dict(self._running) for a in self.agents}
+        self.infos = {a: self._fresh_info(self._running) for a in self.agents}
         self.agent_selection = self.possible_agents[self.game.current]
         self._obs_cache = {}
         self._legal = None
@@ -298,7 +300,7 @@ class raw_env(AECEnv, EzPickle):
         rewards = rules.hand_rewards(self.config, after)
         self.rewards = {a: rewards[i] for i, a in enumerate(self.possible_agents)}
         info = self._hand_info(after)
-        self.infos = {a: dict(info) for a in self.agents}
+        self.infos = {a: self._fresh_info(info) for a in self.agents}
         if after.episode_over:
             self.terminations = dict.fromkeys(self.agents, True)
             self.game = after
@@ -306,9 +308,13 @@ class raw_env(AECEnv, EzPickle):
             self.game = rules.next_hand(self.config, after, self.np_random)
         self.last_hand = after
 
+    @staticmethod
+    def _fresh_info(info: dict[str, Any]) -> dict[str, Any]:
+        """A copy of ``info`` with new, writable arrays (one per agent: nothing shared)."""
+        return {k: v.copy() if isinstance(v, np.ndarray) else v for k, v in info.items()}
+
     def _hand_info(self, after: State) -> dict[str, Any]:
-        """The info of the step that ended a hand (arrays read-only, shared by the agents'
-        dicts)."""
+        """The info of the step that ended a hand (each agent gets a ``_fresh_info`` copy)."""
         result = after.result
         over = after.episode_over
         winners = np.zeros(self.config.num_players, dtype=np.bool_)
@@ -317,11 +323,11 @@ class raw_env(AECEnv, EzPickle):
             "hand_over": True,
             "hand_winner": -1 if result.winner is None else int(result.winner),
             "hand_blocked": bool(result.blocked),
-            "hand_pips": _read_only(np.array(result.pips, dtype=np.int64)),
-            "hand_points": _read_only(np.array(result.points, dtype=np.int64)),
+            "hand_pips": np.array(result.pips, dtype=np.int64),
+            "hand_points": np.array(result.points, dtype=np.int64),
             "match_over": bool(over),
             "match_winner": int(after.winners[0]) if over and after.winners else -1,
-            "match_winners": _read_only(winners),
+            "match_winners": winners,
         }
 
     def render(self) -> str | np.ndarray | None:

@@ -94,31 +94,41 @@ def test_each_observe_call_returns_new_arrays() -> None:
     assert not np.shares_memory(s1, s2)
 
 
-def _ended_hand_env() -> block_env.raw_env:
+def _env_at(when: str) -> block_env.raw_env:
+    """A 3-player env just reset, after a step that ended no hand, or after a hand's end."""
     env = block_env.raw_env(num_players=3)
     env.reset(seed=4)
     rng = np.random.default_rng(4)
-    while not env.infos[env.possible_agents[0]]["hand_over"]:
+    if when != "reset":
+        env.step(random_legal(env.observe(env.agent_selection), rng))
+    while when == "hand end" and not env.infos["player_0"]["hand_over"]:
         env.step(random_legal(env.observe(env.agent_selection), rng))
     return env
 
 
-@pytest.mark.parametrize("ended", [False, True])
-def test_info_arrays_are_read_only_and_never_shared_mutably(ended: bool) -> None:
-    env = _ended_hand_env() if ended else block_env.raw_env(num_players=3)
-    if not ended:
-        env.reset(seed=4)
-    assert env.infos["player_0"]["hand_over"] is ended
+@pytest.mark.parametrize("when", ["reset", "hand end"])
+def test_info_arrays_at_reset_and_hand_end_belong_to_each_agent(when: str) -> None:
+    env = _env_at(when)
     want = copy.deepcopy(env.infos["player_1"])
     for key in ("hand_pips", "hand_points", "match_winners"):
-        array = env.infos["player_0"][key]
-        with pytest.raises(ValueError, match="read-only"):
-            array[0] = 1
-        with pytest.raises(ValueError):
-            array.flags.writeable = True  # cannot be turned back on
-        env.infos["player_0"][key] = None  # the dicts are separate per agent
+        env.infos["player_0"][key][:] = 1  # writable, and nobody else's
+        env.infos["player_2"][key] = None
     for key in INFO_KEYS:
         np.testing.assert_array_equal(env.infos["player_1"][key], want[key])
+
+
+def test_running_info_arrays_are_shared_read_only_zeros() -> None:
+    env = _env_at("running")
+    info = env.infos["player_0"]
+    assert not info["hand_over"]
+    for key in ("hand_pips", "hand_points", "match_winners"):
+        with pytest.raises(ValueError, match="read-only"):
+            info[key][0] = 1
+        with pytest.raises(ValueError):
+            info[key].flags.writeable = True  # cannot be turned back on
+        assert not info[key].any()
+    env.infos["player_0"]["hand_points"] = None  # the dicts are separate per agent
+    assert not env.infos["player_1"]["hand_points"].any()
 
 
 def test_writing_infos_never_leaks_into_later_steps() -> None:
