@@ -194,10 +194,11 @@ def test_sigterm_is_a_clean_stop_too(tmp_path: Path, monkeypatch: pytest.MonkeyP
         return real(*args, **kwargs)
 
     monkeypatch.setattr(ppo, "ppo_update", terminated_in_update_2)
+    before = signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)
     with pytest.raises(Interrupted, match="SIGTERM at update 2"):
         train.train(config(run))
     assert final_state(run)["update"] == 2 and log_updates(run) == [1, 2]
-    assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL  # handlers restored
+    assert (signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)) == before
 
 
 def test_collector_state_round_trip_continues_the_same_games() -> None:
