@@ -41,11 +41,20 @@ def test_smoke_run_writes_checkpoint_policy_table_and_curve(tmp_path: Path) -> N
     assert json.loads((run / "eval.json").read_text())["final"]["random"]["hands"] == 40
     updates = [json.loads(line)["update"] for line in (run / "log.jsonl").read_text().splitlines()]
     assert updates == [1, 2, 3, 4]
-    # The saved policy plays through the public loader.
+    # The saved policy plays through the public loader and names the game it was made for.
     import agents
 
     saved = torch.load(run / "policy.pt", weights_only=True)
     assert saved["actor_only"] and not any(k.startswith("critic") for k in saved["weights"])
+    assert saved["game"] == {
+        "num_players": 2,
+        "opener": "rotate",
+        "episode": "hand",
+        "partnership": False,
+        "target_score": None,
+        "reward": "zero_sum",
+    }
+    assert agents.load(str(run / "checkpoints/latest.pt")).game == saved["game"]
     agent = agents.load(str(run / "policy.pt"))
     obs = np.zeros(122, dtype=np.float32)
     mask = np.zeros(57, dtype=np.int8)

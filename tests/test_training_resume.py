@@ -218,3 +218,30 @@ def test_collector_state_round_trip_continues_the_same_games() -> None:
     second = b.collect()
     for name in ("obs", "mask", "actions", "logp", "returns"):
         assert np.array_equal(getattr(first, name), getattr(second, name)), name
+
+
+@pytest.mark.parametrize(
+    "game",
+    [["num_players=3", "opener=highest_double"], ["num_players=4", "partnership=true"]],
+    ids=["3p-highest-double", "partnership"],
+)
+def test_resume_is_exact_for_other_games(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, game: list[str]
+) -> None:
+    train.train(config(tmp_path / "whole", *game))
+    real = ppo.ppo_update
+    calls = {"n": 0}
+
+    def dies_in_update_5(*args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] == 5:
+            raise RuntimeError("simulated crash")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(ppo, "ppo_update", dies_in_update_5)
+    with pytest.raises(RuntimeError, match="simulated crash"):
+        train.train(config(tmp_path / "cut", *game))
+    monkeypatch.setattr(ppo, "ppo_update", real)
+    train.train(config(tmp_path / "cut", *game), resume=True)
+    assert log_updates(tmp_path / "cut") == [1, 2, 3, 4, 5, 6]
+    assert_same_training(tmp_path / "cut", tmp_path / "whole")

@@ -220,7 +220,9 @@ def save_checkpoint(path: Path, state: dict[str, Any]) -> None:
 
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
-    torch.save({"format": CHECKPOINT_FORMAT, **state}, tmp)
+    # "checkpoint_format", not "format": agents.load tells a checkpoint from a policy file
+    # by the absence of a top-level "format"
+    torch.save({"checkpoint_format": CHECKPOINT_FORMAT, **state}, tmp)
     os.replace(tmp, path)
 
 
@@ -250,9 +252,9 @@ def read_checkpoint(path: Path) -> dict[str, Any]:
         raise BadCheckpoint(
             f"{path} is not a usable checkpoint: its weights are missing or not finite"
         )
-    if state.get("format") != CHECKPOINT_FORMAT:
+    if state.get("checkpoint_format") != CHECKPOINT_FORMAT:
         raise BadCheckpoint(
-            f"{path} is a checkpoint of format {state.get('format')!r}; this train.py "
+            f"{path} is a checkpoint of format {state.get('checkpoint_format')!r}; this train.py "
             f"resumes {CHECKPOINT_FORMAT!r} (it cannot continue older runs exactly)"
         )
     return state
