@@ -356,3 +356,16 @@ def test_sb3_runs_refuse_resume_instead_of_ignoring_it(
     status, err = cli(capsys, SMOKE, f"run_dir={tmp_path / 'run'}", "algo=sb3", "--resume")
     assert status == 2 and "cannot be resumed" in one_line(err)
     assert not (tmp_path / "run").exists()
+
+
+def test_a_checkpoint_whose_training_state_does_not_fit_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    run = tmp_path / "run"
+    assert cli(capsys, SMOKE, f"run_dir={run}", "total_steps=512")[0] == 0
+    state = torch.load(run / "checkpoints/latest.pt", weights_only=True)
+    del state["collector"]["env"]["arrays"]["hands"]  # as if the engine had changed
+    odd = tmp_path / "odd.pt"
+    torch.save(state, odd)
+    status, err = cli(capsys, SMOKE, f"run_dir={run}", "--resume", "--checkpoint", odd)
+    assert status == 2 and "does not fit" in one_line(err) and str(odd) in err

@@ -56,7 +56,7 @@ from block_env.batched import BatchedEnv
 from block_env.tiles import PASS, PIPS
 from block_env.training.config import OPPONENT_KINDS, TrainConfig, game_of
 from block_env.training.envstate import env_state, load_env_state
-from block_env.training.errors import Diverged, Interrupted
+from block_env.training.errors import BadCheckpoint, Diverged, Interrupted
 from block_env.training.results import evaluate_against, finish
 from block_env.training.runs import (
     RunFolder,
@@ -461,11 +461,18 @@ def _train(cfg: TrainConfig, run: RunFolder, state: dict | None, device: str) ->
             "weights": state["best_weights"],
             "update": state["best_update"],
         }
-        owes_eval = bool(state["owes_eval"])
-        rng.bit_generator.state = state["rng"]["numpy"]
-        torch.set_rng_state(state["rng"]["torch"])
-        shuffle_gen.set_state(state["rng"]["shuffle"])
-        collector.load_state_dict(state["collector"])
+        try:
+            owes_eval = bool(state["owes_eval"])
+            rng.bit_generator.state = state["rng"]["numpy"]
+            torch.set_rng_state(state["rng"]["torch"])
+            shuffle_gen.set_state(state["rng"]["shuffle"])
+            collector.load_state_dict(state["collector"])
+        except (KeyError, TypeError, ValueError, RuntimeError) as exc:
+            raise BadCheckpoint(
+                f"checkpoint {state['source']}: its saved training state does not fit this "
+                f"version of block-env "
+                f"({type(exc).__name__}: {exc})"
+            ) from None
     steps_per_update = cfg.num_envs * cfg.rollout_steps
     total_updates = max(1, math.ceil(cfg.total_steps / steps_per_update))
     writer = None

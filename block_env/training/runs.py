@@ -189,6 +189,7 @@ def open_run(
                 raise ConfigError(f"algo={cfg.algo} runs cannot be resumed: start one with --force")
             path = Path(resume) if isinstance(resume, str) else run.latest
             state = load_checkpoint(path, cfg)
+            state["source"] = str(path)  # for messages
             run.cut_log(int(state["update"]))
         elif run.holds_run() and not force:
             raise RunExists(
