@@ -95,6 +95,20 @@ def _read_only(array: np.ndarray) -> np.ndarray:
     return array.view()
 
 
+def _running_info(num_players: int) -> dict[str, Any]:
+    """The info of a step that ends no hand, its zero arrays read-only."""
+    return {
+        "hand_over": False,
+        "hand_winner": -1,
+        "hand_blocked": False,
+        "hand_pips": _read_only(np.zeros(num_players, dtype=np.int64)),
+        "hand_points": _read_only(np.zeros(num_players, dtype=np.int64)),
+        "match_over": False,
+        "match_winner": -1,
+        "match_winners": _read_only(np.zeros(num_players, dtype=np.bool_)),
+    }
+
+
 class raw_env(AECEnv, EzPickle):
     """Block dominoes, individual (Pagat) or partnership, as an AEC game.
 
@@ -166,16 +180,9 @@ class raw_env(AECEnv, EzPickle):
         self._legal: tuple[int, ...] | None = None
         # The info of a step that ends no hand: all agents share its read-only zero arrays,
         # which costs no allocation per step. reset() and hand ends give writable copies.
-        self._running = {
-            "hand_over": False,
-            "hand_winner": -1,
-            "hand_blocked": False,
-            "hand_pips": _read_only(np.zeros(num_players, dtype=np.int64)),
-            "hand_points": _read_only(np.zeros(num_players, dtype=np.int64)),
-            "match_over": False,
-            "match_winner": -1,
-            "match_winners": _read_only(np.zeros(num_players, dtype=np.bool_)),
-        }
+        # They are kept from step to step until a hand ends (``_infos_running``).
+        self._running = _running_info(num_players)
+        self._infos_running = False
 
     # -- copies: deepcopy and pickle keep the position -------------------------------------
 
@@ -184,6 +191,7 @@ class raw_env(AECEnv, EzPickle):
         state = self.__dict__.copy()
         state["_obs_cache"] = {}
         state["_legal"] = None
+        del state["_running"]  # rebuilt read-only on load (copies of arrays are writable)
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -191,6 +199,9 @@ class raw_env(AECEnv, EzPickle):
             EzPickle.__setstate__(self, state)
             return
         self.__dict__.update(state)
+        self._running = _running_info(self.config.num_players)
+        if self._infos_running:
+            self.infos = {a: dict(self._running) for a in self.infos}
 
     # -- PettingZoo API -------------------------------------------------------------------
 
@@ -221,6 +232,7 @@ class raw_env(AECEnv, EzPickle):
         self.terminations = dict.fromkeys(self.agents, False)
         self.truncations = dict.fromkeys(self.agents, False)
         self.infos = {a: self._fresh_info(self._running) for a in self.agents}
+        self._infos_running = False  # infos hold per-agent arrays, not the shared zeros
         self.agent_selection = self.possible_agents[self.game.current]
         self._obs_cache = {}
         self._legal = None
@@ -267,7 +279,9 @@ class raw_env(AECEnv, EzPickle):
         self._legal = None
         if after.result is None:
             self.rewards = dict.fromkeys(self.agents, 0.0)
-            self.infos = {a: dict(self._running) for a in self.agents}
+            if not self._infos_running:  # kept while no hand ends: nothing in them changes
+                self.infos = {a: dict(self._running) for a in self.agents}
+                self._infos_running = True
             self.game = after
         else:
             self._finish_hand(after)
@@ -301,6 +315,7 @@ class raw_env(AECEnv, EzPickle):
         self.rewards = {a: rewards[i] for i, a in enumerate(self.possible_agents)}
         info = self._hand_info(after)
         self.infos = {a: self._fresh_info(info) for a in self.agents}
+        self._infos_running = False
         if after.episode_over:
             self.terminations = dict.fromkeys(self.agents, True)
             self.game = after

@@ -4,6 +4,7 @@ state or the infos never changes the game, later observations or what is legal."
 from __future__ import annotations
 
 import copy
+import pickle
 import warnings
 
 import numpy as np
@@ -131,17 +132,33 @@ def test_running_info_arrays_are_shared_read_only_zeros() -> None:
     assert not env.infos["player_1"]["hand_points"].any()
 
 
-def test_writing_infos_never_leaks_into_later_steps() -> None:
+def test_hand_ends_and_resets_give_new_info_dicts() -> None:
+    """A step that ends no hand changes nothing in the infos, which are then kept; every
+    hand end and reset gives every agent new dicts with the whole schema."""
     env = block_env.raw_env(num_players=2)
     env.reset(seed=6)
     rng = np.random.default_rng(6)
-    while not any(env.terminations.values()):  # every live step gives new info dicts
+    ends = 0
+    while not all(env.terminations.values()):
         for info in env.infos.values():
             info["hand_over"] = "scribbled"
-            info.pop("hand_points")
+            info.pop("hand_points", None)
         env.step(random_legal(env.observe(env.agent_selection), rng))
-        for info in env.infos.values():
-            assert set(info) == set(INFO_KEYS) and isinstance(info["hand_over"], bool)
+        if env.infos["player_0"]["hand_over"] is True:
+            ends += 1
+            for info in env.infos.values():
+                assert tuple(info) == INFO_KEYS and info["hand_points"].flags.writeable
+    env.reset()
+    assert all(tuple(info) == INFO_KEYS for info in env.infos.values())
+    assert ends >= 2
+
+
+def test_clones_keep_the_shared_zero_arrays_read_only() -> None:
+    env = _env_at("running")
+    for clone in (copy.deepcopy(env), pickle.loads(pickle.dumps(env))):
+        for agent in clone.possible_agents:
+            assert not clone.infos[agent]["hand_points"].flags.writeable
+        assert not np.shares_memory(clone.infos["player_0"]["hand_pips"], env._running["hand_pips"])
 
 
 @pytest.mark.parametrize("cfg", CONFIGS[:4], ids=config_id)
