@@ -6,7 +6,11 @@ Version History
   ``hand_winner``, ``hand_blocked``, ``hand_pips``, ``hand_points``, ``match_over``,
   ``match_winner``, ``match_winners``: numbers and fixed-shape arrays, never ``None`` nor a
   nested dict) instead of ``hand_result``/``match_winner`` on the steps that end a hand;
-  ``observe`` hands out fresh arrays; ``copy.deepcopy`` and pickle keep the position.
+  ``observe`` hands out fresh arrays and legality is decided from the game alone (a mask the
+  caller wrote into is never trusted, by ``raw_env`` nor by ``env()``'s illegal-move
+  wrapper); ``copy.deepcopy`` and pickle keep the position; ``reset`` refuses non-int tiles,
+  hands that are not lists and negative or non-int seeds (``ValueError``), and accepts seeds
+  of any size; ``step(None)`` once every agent is done warns and does nothing.
 * v0: initial release (Pagat individual Block, 2-4 players, variants, seat-relative
   observations of ``observation.OBS_DIM`` floats, 57 actions).
 """
