@@ -319,22 +319,39 @@ class LeagueCallback(RLlibCallback):
         """Freeze the current ``main`` into the league now; returns the module id used."""
         from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
-        main = algorithm.get_module(MAIN)
         slot = f"{SNAPSHOT_PREFIX}{self.added % self.size + 1}"
         self.added += 1
         if slot not in self.snapshots:
             self.snapshots.append(slot)
             algorithm.add_module(
                 module_id=slot,
-                module_spec=RLModuleSpec.from_module(main),
+                module_spec=RLModuleSpec.from_module(algorithm.get_module(MAIN)),
                 new_agent_to_module_mapping_fn=LeagueMapping(
                     self.num_players, self.snapshots, self.self_play
                 ),
                 new_should_module_be_updated=[MAIN],
             )
-        state = {"learner_group": {"learner": {"rl_module": {slot: main.get_state()}}}}
-        algorithm.set_state(state)  # also syncs the weights to every env runner
+        copy_module_weights(algorithm, MAIN, slot)
         return slot
+
+
+def module_state(algorithm: Any, module_id: str) -> dict[str, Any]:
+    """The learner's weights of ``module_id`` (numpy arrays): the source of truth."""
+    state = algorithm.learner_group.get_state(components=f"learner/rl_module/{module_id}")
+    return state["learner"]["rl_module"][module_id]
+
+
+def copy_module_weights(algorithm: Any, source: str, target: str) -> None:
+    """Give ``target`` the weights of ``source`` on the learner(s) and on every env runner.
+
+    Set explicitly everywhere: ``Algorithm.set_state`` would push the weights to the env
+    runners tagged with the learner's current update number, which the runners already
+    hold, so they would skip them and keep the new module's random initial weights."""
+    state = module_state(algorithm, source)
+    algorithm.learner_group.foreach_learner(lambda learner: learner.module[target].set_state(state))
+    algorithm.env_runner_group.foreach_env_runner(
+        lambda runner: runner.module[target].set_state(state), local_env_runner=True
+    )
 
 
 # ----------------------------------------------------------------------------- PPO
@@ -343,7 +360,7 @@ class LeagueCallback(RLlibCallback):
 def ppo_config(
     env_config: Mapping[str, Any] | None = None,
     *,
-    env_name: str = "block_env",
+    env: str | type = BlockMultiAgentEnv,
     num_env_runners: int = 2,
     num_envs_per_env_runner: int = 1,
     hidden: Sequence[int] = (256, 256),
@@ -363,7 +380,8 @@ def ppo_config(
     custom_resources_per_env_runner: Mapping[str, float] | None = None,
     seed: int | None = 0,
 ) -> Any:
-    """A ``PPOConfig`` for league self-play on ``env_name`` (registered here).
+    """A ``PPOConfig`` for league self-play on ``env``: the env class itself by default (env
+    runners import it by module path, on any node), or a name given to ``register``.
 
     Rewards stay in points (zero-sum points per hand by default): the actor and critic are
     separate networks, advantages are standardized per batch and the value loss is not
@@ -377,11 +395,10 @@ def ppo_config(
     env_config = dict(env_config or {})
     BlockMultiAgentEnv(env_config)  # refuse a bad env config here, not on a remote runner
     num_players = int(env_config.get("num_players", 2))
-    register(env_name)
     model = {"hidden": list(hidden), "activation": activation}
     return (
         PPOConfig()
-        .environment(env_name, env_config=env_config)
+        .environment(env, env_config=env_config)
         .env_runners(
             num_env_runners=num_env_runners,
             num_envs_per_env_runner=num_envs_per_env_runner,

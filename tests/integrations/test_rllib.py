@@ -183,6 +183,56 @@ def test_league_mapping_is_fixed_per_episode_with_main_in_every_episode() -> Non
 # ----------------------------------------------------------------------------- Ray, local
 
 
+def same_weights(a: dict, b: dict) -> bool:
+    return set(a) == set(b) and all(np.array_equal(np.asarray(a[k]), np.asarray(b[k])) for k in a)
+
+
+def everywhere(algo, module_id: str) -> list[dict]:  # noqa: ANN001
+    """The weights of ``module_id`` on the learner and on every env runner."""
+    on_runners = algo.env_runner_group.foreach_env_runner(
+        lambda r: {k: v.detach().numpy() for k, v in r.module[module_id].state_dict().items()},
+        local_env_runner=True,
+    )
+    return [R.module_state(algo, module_id), *on_runners]
+
+
+def tiny_train_config(tmp_path, **changes):  # noqa: ANN001, ANN003, ANN201
+    """A ``train.py`` config of a few seconds of ``algo: rllib`` training."""
+    from block_env.training.config import config_from_dict
+
+    values = {
+        "name": "rllib_test",
+        "run_dir": str(tmp_path / "{name}"),
+        "algo": "rllib",
+        "total_steps": 800,
+        "num_env_runners": 1,
+        "rllib_envs_per_runner": 2,
+        "rllib_train_batch": 400,
+        "minibatch_size": 200,
+        "epochs": 1,
+        "hidden": [32, 32],
+        "privileged_critic": False,
+        "rllib_league_every": 1,
+        "eval_every": 1,
+        "eval_hands": 20,
+        "eval_opponents": ["random"],
+        "final_eval_hands": 20,
+        "checkpoint_every": 1,
+        "progress": False,
+        "tensorboard": False,
+    }
+    return config_from_dict({**values, **changes})
+
+
+def test_rllib_runs_refuse_resume_before_starting_ray(tmp_path) -> None:
+    from block_env.training.errors import ConfigError
+    from block_env.training.rllib import train_rllib
+
+    with pytest.raises(ConfigError, match="cannot be resumed"):
+        train_rllib(tiny_train_config(tmp_path), resume=True)
+    assert not ray.is_initialized()
+
+
 class _TallyEnv(R.BlockMultiAgentEnv):
     """The env, keeping its own account of each finished episode: the zero-sum of its final
     match scores and the zero-sum of the hand points its infos reported."""
@@ -219,23 +269,26 @@ class TestLocal:
         import agents
         from block_env.evaluate import evaluate
 
-        config = R.ppo_config({"num_players": 2, "episode": "hand"}, num_env_runners=2, **TINY)
+        name = R.register("block_env")  # a name registered with Ray Tune works as well
+        config = R.ppo_config(
+            {"num_players": 2, "episode": "hand"}, env=name, num_env_runners=2, **TINY
+        )
         algo = config.build_algo()
         try:
             assert algo.env_runner_group.num_remote_env_runners() == 2
-            before = R.main_network(algo).state_dict()
+            before = R.module_state(algo, "main")
             result = algo.train()
             runners = result["env_runners"]
             assert runners["num_env_steps_sampled_lifetime"] >= TINY["train_batch_size"]
             assert result["league"]["snapshots"] == 1
-            snap = algo.get_module("main_v1").net.state_dict()
-            main = R.main_network(algo).state_dict()
-            assert all(np.array_equal(snap[k], main[k]) for k in main)  # a copy of main
-            assert any(not np.array_equal(before[k], main[k]) for k in main)  # main learned
+            main = R.module_state(algo, "main")
+            assert not same_weights(before, main)  # main learned
+            for copy in everywhere(algo, "main_v1"):  # the learner and every env runner
+                assert same_weights(copy, main)
             algo.train()
-            after = algo.get_module("main_v1").net.state_dict()
-            assert all(np.array_equal(snap[k], after[k]) for k in snap)  # frozen
-            assert set(algo.get_module().keys()) == {"main", "main_v1", "main_v2"}
+            assert not same_weights(R.module_state(algo, "main"), main)
+            assert all(same_weights(c, main) for c in everywhere(algo, "main_v1"))  # frozen
+            assert set(algo.env_runner.module.keys()) == {"main", "main_v1", "main_v2"}
             path = R.export_policy(algo, tmp_path / "policy.pt", {"episode": "hand"})
         finally:
             algo.stop()
@@ -249,15 +302,11 @@ class TestLocal:
         self, num_players: int, episode: str
     ) -> None:
         from ray.rllib.env.multi_agent_env_runner import MultiAgentEnvRunner
-        from ray.tune.registry import register_env
 
-        register_env("block_env_tally", lambda cfg: _TallyEnv(cfg))
         env_config = {"num_players": num_players, "episode": episode, "skip_forced": True}
         if episode == "match":
             env_config["target_score"] = 30
-        config = R.ppo_config(env_config, num_env_runners=0, **TINY).environment(
-            "block_env_tally", env_config=env_config
-        )
+        config = R.ppo_config(env_config, env=_TallyEnv, num_env_runners=0, **TINY)
         runner = MultiAgentEnvRunner(config=config)
         env = runner.env.envs[0].unwrapped
         illegal = env.illegal_actions  # the env check's random action may count one
@@ -277,33 +326,9 @@ class TestLocal:
     def test_train_py_engine_writes_a_run_that_evaluates(self, tmp_path) -> None:
         import agents
         from block_env.evaluate import evaluate
-        from block_env.training.config import config_from_dict
         from block_env.training.rllib import train_rllib
 
-        cfg = config_from_dict(
-            {
-                "name": "rllib_test",
-                "run_dir": str(tmp_path / "{name}"),
-                "algo": "rllib",
-                "total_steps": 800,
-                "num_env_runners": 1,
-                "rllib_envs_per_runner": 2,
-                "rllib_train_batch": 400,
-                "minibatch_size": 200,
-                "epochs": 1,
-                "hidden": [32, 32],
-                "privileged_critic": False,
-                "rllib_league_every": 1,
-                "eval_every": 1,
-                "eval_hands": 20,
-                "eval_opponents": ["random"],
-                "final_eval_hands": 20,
-                "checkpoint_every": 1,
-                "progress": False,
-                "tensorboard": False,
-            }
-        )
-        summary = train_rllib(cfg)
+        summary = train_rllib(tiny_train_config(tmp_path))
         out = tmp_path / "rllib_test"
         for name in ("policy.pt", "eval.txt", "eval.json", "log.jsonl"):
             assert (out / name).is_file(), name
@@ -342,7 +367,7 @@ def two_node_cluster():
     worker = cluster.add_node(num_cpus=2, resources={"sampler": 2})
     ray.init(address=cluster.address, log_to_driver=False)
     cluster.wait_for_nodes()
-    yield worker
+    yield cluster, worker
     ray.shutdown()
     cluster.shutdown()
 
@@ -354,6 +379,7 @@ class TestCluster:
         import agents
         from block_env.evaluate import evaluate
 
+        _, worker = two_node_cluster
         config = R.ppo_config(
             {"num_players": 2, "episode": "hand"},
             num_env_runners=2,
@@ -365,8 +391,8 @@ class TestCluster:
             nodes = algo.env_runner_group.foreach_env_runner(
                 lambda r: ray.get_runtime_context().get_node_id(), local_env_runner=False
             )
-            assert nodes == [two_node_cluster.node_id] * 2
-            assert ray.get_runtime_context().get_node_id() != two_node_cluster.node_id
+            assert nodes == [worker.node_id] * 2
+            assert ray.get_runtime_context().get_node_id() != worker.node_id
             result = algo.train()
             assert result["env_runners"]["num_env_steps_sampled_lifetime"] >= 400
             path = R.export_policy(algo, tmp_path / "policy.pt", {"episode": "hand"})
@@ -374,3 +400,30 @@ class TestCluster:
             algo.stop()
         res = evaluate([agents.load(str(path)), "random"], num_players=2, hands=40, seed=0)
         assert res.hands == 40
+
+    def test_train_py_joins_the_cluster_named_by_ray_address(
+        self, two_node_cluster, tmp_path, monkeypatch
+    ) -> None:
+        """``train.py`` unchanged: with RAY_ADDRESS set it joins that cluster (no local
+        instance, no CPU count of its own) and trains there."""
+        from block_env.training.rllib import train_rllib
+
+        cluster, _ = two_node_cluster
+        ray.shutdown()
+        monkeypatch.setenv("RAY_ADDRESS", cluster.address)
+        calls = []
+        real_init = ray.init
+
+        def spy(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+            ctx = real_init(*args, **kwargs)
+            calls.append((kwargs, len([n for n in ray.nodes() if n["Alive"]])))
+            return ctx
+
+        monkeypatch.setattr(ray, "init", spy)
+        summary = train_rllib(tiny_train_config(tmp_path, num_env_runners=2))
+        assert len(calls) == 1
+        kwargs, nodes = calls[0]
+        assert "num_cpus" not in kwargs and nodes == 2
+        assert summary["final"]["random"]["hands"] == 20
+        assert not ray.is_initialized()  # it let go of the cluster at the end
+        ray.init(address=cluster.address, log_to_driver=False)  # for the fixture's teardown
