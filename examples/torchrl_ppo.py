@@ -207,6 +207,8 @@ def train(args: argparse.Namespace) -> dict[str, Any]:
     for batch in collector:
         frames += batch.numel()
         data = decisions(batch, args.reward_scale)
+        if len(data) < 2:  # no hand ended inside this batch: nothing to learn from yet
+            continue
         used += len(data)
         with torch.no_grad():
             value = value_net(data)["state_value"]
@@ -264,6 +266,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         args.frames, args.frames_per_batch, args.eval_hands = 400, 200, 40
     if min(args.frames, args.frames_per_batch, args.eval_hands, args.minibatch) < 1:
         p.error("--frames, --frames-per-batch, --eval-hands and --minibatch must be positive")
+    if args.frames < args.frames_per_batch:
+        p.error(
+            f"--frames {args.frames} is less than one batch (--frames-per-batch "
+            f"{args.frames_per_batch})"
+        )
     return args
 
 
