@@ -76,6 +76,7 @@ def test_rollout_carries_the_hand_results(seed: int) -> None:
     """A whole 3-player match: every hand's result reaches the tensordict on the step that
     ends it, equals the scoring of the pips left, pays the zero-sum rewards to every seat,
     and the points add up to the env's final match scores."""
+    torch.manual_seed(seed)  # TorchRL draws the random actions from torch's generator
     env = wrap(num_players=3, target_score=40)
     env.set_seed(seed)
     td = env.rollout(5000, break_when_any_done=True)
