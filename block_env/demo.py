@@ -89,7 +89,7 @@ def play_match(
         if info["hand_over"]:
             hands.append(_hand_record(info))
             if show is not None:
-                short = compact and len(hands) > moves_hands
+                short = moves and compact and len(hands) > moves_hands
                 summary = _hand_summary(len(hands), hands[-1], game.unwrapped.scores, names, short)
                 show(summary)
             if info["match_over"]:
