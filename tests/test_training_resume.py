@@ -245,3 +245,25 @@ def test_resume_is_exact_for_other_games(
     train.train(config(tmp_path / "cut", *game), resume=True)
     assert log_updates(tmp_path / "cut") == [1, 2, 3, 4, 5, 6]
     assert_same_training(tmp_path / "cut", tmp_path / "whole")
+
+
+def test_sigint_during_the_final_evaluation_resumes_into_the_final_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run = tmp_path / "run"
+    real = ppo.finish
+
+    def interrupted_finish(*args, **kwargs):
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(5)
+        pytest.fail("SIGINT did not interrupt the final evaluation")
+
+    monkeypatch.setattr(ppo, "finish", interrupted_finish)
+    with pytest.raises(Interrupted) as info:
+        train.train(config(run, "total_steps=1024"))
+    assert info.value.update == 2 and final_state(run)["update"] == 2
+    assert not (run / "eval.txt").exists()
+    monkeypatch.setattr(ppo, "finish", real)
+    summary = train.train(config(run, "total_steps=1024"), resume=True)
+    assert (run / "eval.txt").is_file() and set(summary["final"]) == {"random", "greedy"}
+    assert log_updates(run) == [1, 2]
