@@ -359,7 +359,7 @@ class raw_env(AECEnv, EzPickle):
 
         game = self._require_game()
         if self.render_mode == "rgb_array":
-            return rendering.render_rgb(game)
+            return rendering.render_table(self.config, game, last_hand=self.last_hand)
         viewer = self._seat.get(self.agent_selection, game.current)
         last = None if self.last_hand is None else self.last_hand.result
         text = rendering.render_text(self.config, game, viewer, self.lang, last_result=last)
