@@ -11,6 +11,9 @@ Version History
   wrapper); ``copy.deepcopy`` and pickle keep the position; ``reset`` refuses non-int tiles,
   hands that are not lists and negative or non-int seeds (``ValueError``), and accepts seeds
   of any size; ``step(None)`` once every agent is done warns and does nothing.
+* v1 (later, compatible): ``max_pip`` and ``hand_size`` pick the tile set and the hand
+  size; the spaces follow the set (the defaults keep every space, observation, mask and deal
+  as before).
 * v0: initial release (Pagat individual Block, 2-4 players, variants, seat-relative
   observations of ``observation.OBS_DIM`` floats, 57 actions).
 """
@@ -28,18 +31,9 @@ from pettingzoo.utils.env_logger import EnvLogger
 
 from block_env import rules
 from block_env.config import BlockConfig
-from block_env.observation import (
-    OBS_DIM,
-    OBS_HIGH,
-    OBS_LOW,
-    STATE_HIGH,
-    STATE_LOW,
-    encode,
-    encode_state,
-)
+from block_env.observation import encode, encode_state, obs_layout
 from block_env.rules import State
 from block_env.setup import check_seed, parse_reset_options
-from block_env.tiles import NUM_ACTIONS
 
 __all__ = ["INFO_KEYS", "env", "raw_env"]
 
@@ -117,8 +111,9 @@ class raw_env(AECEnv, EzPickle):
     """Block dominoes, individual (Pagat) or partnership, as an AEC game.
 
     See the README for the full contract: agents ``player_0..player_{n-1}`` seated
-    clockwise, ``Discrete(57)`` actions (``2*tile + end``, 56 = pass), observation dicts
-    with an int8 ``action_mask``, rewards at each hand's end, flat ``infos`` (``INFO_KEYS``).
+    clockwise, ``Discrete(2T+1)`` actions for a set of T tiles (``2*tile + end``, ``2T`` =
+    pass; 57 and 56 for the standard 28 tiles), observation dicts with an int8
+    ``action_mask``, rewards at each hand's end, flat ``infos`` (``INFO_KEYS``).
     ``copy.deepcopy(env)`` and ``pickle`` give an independent env at the same position,
     random generator included.
     """
@@ -140,9 +135,21 @@ class raw_env(AECEnv, EzPickle):
         reward: str = "zero_sum",
         render_mode: str | None = None,
         lang: str = "en",
+        max_pip: int = 6,
+        hand_size: int | None = None,
     ) -> None:
         EzPickle.__init__(
-            self, num_players, opener, episode, partnership, target_score, reward, render_mode, lang
+            self,
+            num_players,
+            opener,
+            episode,
+            partnership,
+            target_score,
+            reward,
+            render_mode,
+            lang,
+            max_pip,
+            hand_size,
         )
         super().__init__()
         self.config = BlockConfig(
@@ -152,6 +159,8 @@ class raw_env(AECEnv, EzPickle):
             partnership=partnership,
             target_score=target_score,
             reward=reward,
+            max_pip=max_pip,
+            hand_size=hand_size,
         )
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(
@@ -164,17 +173,21 @@ class raw_env(AECEnv, EzPickle):
         self.lang = lang
         self.possible_agents = [f"player_{i}" for i in range(num_players)]
         self._seat = {a: i for i, a in enumerate(self.possible_agents)}
+        lay = obs_layout(self.config)
+        self._num_actions = num_actions = self.config.tiles.num_actions
         obs_space = spaces.Dict(
             {
-                "observation": spaces.Box(OBS_LOW, OBS_HIGH, (OBS_DIM,), np.float32),
-                "action_mask": spaces.Box(0, 1, (NUM_ACTIONS,), np.int8),
+                "observation": spaces.Box(lay.low, lay.high, (lay.dim,), np.float32),
+                "action_mask": spaces.Box(0, 1, (num_actions,), np.int8),
             }
         )
-        act_space = spaces.Discrete(NUM_ACTIONS)
+        act_space = spaces.Discrete(num_actions)
         # One shared space object per kind, the same for every agent.
         self.observation_spaces = dict.fromkeys(self.possible_agents, obs_space)
         self.action_spaces = dict.fromkeys(self.possible_agents, act_space)
-        self.state_space = spaces.Box(STATE_LOW, STATE_HIGH, STATE_LOW.shape, np.float32)
+        self.state_space = spaces.Box(
+            lay.state_low, lay.state_high, lay.state_low.shape, np.float32
+        )
         self.np_random, _ = seeding.np_random(None)
         self.game: State | None = None
         self.last_hand: State | None = None  # the last finished hand, for rendering
@@ -243,13 +256,13 @@ class raw_env(AECEnv, EzPickle):
         self.last_hand = None
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
-        """``{"observation": float32[OBS_DIM], "action_mask": int8[57]}``: fresh arrays the
-        caller may keep or modify without affecting the env."""
+        """``{"observation": float32[OBS_DIM], "action_mask": int8[2T+1]}``: fresh arrays
+        the caller may keep or modify without affecting the env."""
         seat = self._seat[agent]
         cached = self._obs_cache.get(seat)
         if cached is None:
             game = self._require_game()
-            mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
+            mask = np.zeros(self._num_actions, dtype=np.int8)
             if seat == game.current and not game.episode_over:
                 mask[list(self._legal_actions())] = 1
             cached = (encode(self.config, game, seat), mask)
@@ -272,7 +285,7 @@ class raw_env(AECEnv, EzPickle):
         if isinstance(action, bool) or not isinstance(action, (int, np.integer)):
             raise ValueError(
                 f"action {action!r} has type {type(action).__name__}: expected an int in "
-                f"0..{NUM_ACTIONS - 1}; legal actions: {list(self._legal_actions())}"
+                f"0..{self._num_actions - 1}; legal actions: {list(self._legal_actions())}"
             )
         action = int(action)
         if action not in self._legal_actions():  # decided from the game state alone

@@ -4,7 +4,8 @@ generator the caller passes in.
 A ``State`` is an immutable snapshot of one match (its current hand included). The AEC
 environment, the agents and the tests all drive the game through the functions here:
 ``new_match`` / ``start_hand`` / ``next_hand`` to deal, ``legal_actions`` to list the
-moves, ``apply_action`` to play one. Tile sets are 28-bit int masks (see ``tiles``).
+moves, ``apply_action`` to play one. Sets of tiles are T-bit int masks of the game's tile
+set (see ``tiles``); every state carries its ``TileSet``.
 The rules it implements, with worked examples, are stated in docs/RULES.md.
 """
 
@@ -15,20 +16,7 @@ from typing import NamedTuple
 import numpy as np
 
 from block_env.config import BlockConfig
-from block_env.tiles import (
-    DOUBLES_MASK,
-    NUM_ACTIONS,
-    NUM_TILES,
-    PASS,
-    PIPS,
-    TILES,
-    TILES_WITH_VALUE,
-    describe_action,
-    iter_tiles,
-    mask_of,
-    other_half,
-    pip_total,
-)
+from block_env.tiles import STANDARD, TileSet, iter_tiles, mask_of
 
 EMPTY = -1  # value of both ends while the line is empty
 
@@ -53,33 +41,36 @@ class State(NamedTuple):
     right: int
     current: int  # seat to act
     leader: int  # seat that leads this hand
-    voids: tuple[int, ...]  # per seat, 7-bit mask of values shown lacking by passing
+    voids: tuple[int, ...]  # per seat, (N+1)-bit mask of values shown lacking by passing
     scores: tuple[int, ...]  # match scores by seat
     opening_tile: int  # tile the opening must be (highest_double), or -1 for any tile
     hand_number: int  # 0 for the first hand of the match
     result: HandResult | None  # set on the state that ends a hand
     episode_over: bool  # the hand ended and the episode (match or single hand) is over
     winners: tuple[int, ...]  # seats that won the episode; empty while running or on a draw
+    tiles: TileSet = STANDARD  # the tile set of the game (tile indices refer to it)
 
 
 def deal(config: BlockConfig, rng: np.random.Generator) -> tuple[int, ...]:
-    """Shuffle the 28 tiles and deal ``hand_size`` to each seat; the rest are out of play."""
-    order = rng.permutation(NUM_TILES)
+    """Shuffle the T tiles of the set and deal ``hand_size`` to each seat; the rest are out
+    of play."""
+    order = rng.permutation(config.tiles.num_tiles)
     k = config.hand_size
     return tuple(mask_of(order[s * k : (s + 1) * k].tolist()) for s in range(config.num_players))
 
 
-def opening_for(hands: tuple[int, ...]) -> tuple[int, int]:
+def opening_for(hands: tuple[int, ...], tiles: TileSet = STANDARD) -> tuple[int, int]:
     """(seat, tile) that opens under ``opener='highest_double'``: the highest double dealt,
     else the heaviest tile (ties between equal pip sums go to the tile with the higher top)."""
     dealt = 0
     for h in hands:
         dealt |= h
-    doubles = dealt & DOUBLES_MASK
+    doubles = dealt & tiles.doubles_mask
     if doubles:
         tile = doubles.bit_length() - 1  # doubles are ordered by value in the tile index
     else:
-        tile = max(iter_tiles(dealt), key=lambda t: (PIPS[t], TILES[t][1]))
+        pips, pairs = tiles.pips, tiles.tiles
+        tile = max(iter_tiles(dealt), key=lambda t: (pips[t], pairs[t][1]))
     seat = next(s for s, h in enumerate(hands) if h >> tile & 1)
     return seat, tile
 
@@ -94,7 +85,7 @@ def start_hand(
     """The state before the opening of a hand with the given deal."""
     opening_tile = -1
     if config.opener == "highest_double":
-        leader, opening_tile = opening_for(hands)
+        leader, opening_tile = opening_for(hands, config.tiles)
     n = config.num_players
     return State(
         hands=tuple(hands),
@@ -111,6 +102,7 @@ def start_hand(
         result=None,
         episode_over=False,
         winners=(),
+        tiles=config.tiles,
     )
 
 
@@ -157,10 +149,11 @@ def legal_actions(state: State) -> tuple[int, ...]:
         if state.opening_tile >= 0:
             return (2 * state.opening_tile,)
         return tuple(2 * t for t in iter_tiles(hand))
-    on_left = hand & TILES_WITH_VALUE[state.left]
-    on_right = hand & TILES_WITH_VALUE[state.right]
+    with_value = state.tiles.with_value
+    on_left = hand & with_value[state.left]
+    on_right = hand & with_value[state.right]
     if not (on_left | on_right):
-        return (PASS,)
+        return (state.tiles.pass_action,)
     actions = []
     for t in iter_tiles(on_left | on_right):
         if on_left >> t & 1:
@@ -171,8 +164,8 @@ def legal_actions(state: State) -> tuple[int, ...]:
 
 
 def legal_mask(state: State) -> np.ndarray:
-    """The legal actions as an int8 vector of length 57 (the PettingZoo action mask)."""
-    mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
+    """The legal actions as an int8 vector of length 2T+1 (the PettingZoo action mask)."""
+    mask = np.zeros(state.tiles.num_actions, dtype=np.int8)
     mask[list(legal_actions(state))] = 1
     return mask
 
@@ -192,20 +185,21 @@ def apply_legal_action(config: BlockConfig, state: State, action: int) -> State:
     action against the mask (the env does, with the mask it cached for the observation)."""
     seat = state.current
     n = config.num_players
-    if action == PASS:
+    tiles = state.tiles
+    if action == tiles.pass_action:
         voids = list(state.voids)
         voids[seat] |= (1 << state.left) | (1 << state.right)
         return state._replace(current=(seat + 1) % n, voids=tuple(voids))
 
     tile, end = divmod(action, 2)
-    a, b = TILES[tile]
+    a, b = tiles.tiles[tile]
     if state.left == EMPTY:
         left, right = a, b
         end = 0
     elif end == 0:
-        left, right = other_half(tile, state.left), state.right
+        left, right = (b if a == state.left else a), state.right
     else:
-        left, right = state.left, other_half(tile, state.right)
+        left, right = state.left, (b if a == state.right else a)
     hands = list(state.hands)
     hands[seat] &= ~(1 << tile)
     hands = tuple(hands)
@@ -219,7 +213,7 @@ def apply_legal_action(config: BlockConfig, state: State, action: int) -> State:
     )
     if hands[seat] == 0:
         return _end_hand(config, after, domino_seat=seat)
-    open_values = TILES_WITH_VALUE[left] | TILES_WITH_VALUE[right]
+    open_values = tiles.with_value[left] | tiles.with_value[right]
     if not any(h & open_values for h in hands):
         return _end_hand(config, after, domino_seat=None)
     return after
@@ -229,7 +223,7 @@ def score_hand(config: BlockConfig, hands: tuple[int, ...], domino_seat: int | N
     """Score a finished hand from the tiles left in hand. Domino: the winner's side scores
     the pips left in the opposing hands. Blocked: the strictly lowest side scores the other
     sides' totals minus its own total once; a tied lowest total scores nothing."""
-    pips = tuple(pip_total(h) for h in hands)
+    pips = tuple(config.tiles.pip_total(h) for h in hands)
     teams = config.teams
     team_ids = sorted(set(teams))
     team_pips = {t: sum(p for p, tt in zip(pips, teams) if tt == t) for t in team_ids}
@@ -312,5 +306,5 @@ def _spread(config: BlockConfig, winner: int | None, amount: float) -> tuple[flo
 def _illegal_message(state: State, action: object, legal: tuple[int, ...]) -> str:
     if state.result is not None:
         return f"action {action!r} is not allowed: the hand is over"
-    names = ", ".join(f"{a} ({describe_action(a)})" for a in legal)
+    names = ", ".join(f"{a} ({state.tiles.describe_action(a)})" for a in legal)
     return f"action {action!r} is not legal for seat {state.current}; legal actions: {names}"

@@ -7,7 +7,6 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from block_env.config import BlockConfig
-from block_env.tiles import tile_index
 
 
 class Setup(NamedTuple):
@@ -64,7 +63,7 @@ def _parse_hands(config: BlockConfig, hands: Any) -> tuple[int, ...]:
                 f"options['hands'][{seat}]={hand!r} is not a hand: use a list of (a, b) tiles"
             )
         try:
-            tiles = [tile_index(t) for t in hand]
+            tiles = [config.tiles.tile_index(t) for t in hand]
         except ValueError as err:
             raise ValueError(f"options['hands'][{seat}]: {err}") from None
         if not 1 <= len(tiles) <= k:
