@@ -503,8 +503,10 @@ def prepare(
     return EvalPlan(env, players, lineup, names, deals, episode, int(seed), notes)
 
 
-def run(plan: EvalPlan, progress: bool = False) -> EvalResult:
-    """Play a prepared evaluation (``evaluate``'s second half) and compute its statistics."""
+def run(plan: EvalPlan, progress: bool = False, record_dir: Path | None = None) -> EvalResult:
+    """Play a prepared evaluation (``evaluate``'s second half) and compute its statistics;
+    with ``record_dir``, every game is also saved there as a JSON game record
+    (``deal00000_seating0.json``, ...; see ``block_env.records``)."""
     env, players, lineup, names = plan.env, plan.players, plan.lineup, plan.names
     deals, episode, seed = plan.deals, plan.episode, plan.seed
     cfg = env.config
@@ -529,7 +531,12 @@ def run(plan: EvalPlan, progress: bool = False) -> EvalResult:
                 at_seat = [0] * n
                 for p in range(n):
                     at_seat[(p + r) % n] = p
-                played = _play_episode(env, seed + d, [players[at_seat[s]] for s in range(n)])
+                record = None
+                if record_dir is not None:
+                    seated = [names[lineup[at_seat[s]]] for s in range(n)]
+                    record = (record_dir / f"deal{d:05d}_seating{r}.json", seated)
+                seats = [players[at_seat[s]] for s in range(n)]
+                played = _play_episode(env, seed + d, seats, record)
                 for hand_rewards, winner, match_winners in played:
                     game_hands[d] += 1
                     if winner is None:
@@ -597,10 +604,15 @@ def run(plan: EvalPlan, progress: bool = False) -> EvalResult:
 
 
 def _play_episode(
-    env: Any, seed: int, players: list[Any]
+    env: Any, seed: int, players: list[Any], record: tuple[Path, list[str]] | None = None
 ) -> list[tuple[list[float], int | None, tuple[int, ...] | None]]:
     """One episode from ``reset(seed)``; per finished hand: (zero-sum rewards by seat,
-    winning seat or None, match winners at match end else None)."""
+    winning seat or None, match winners at match end else None). ``record``: (path, seat
+    labels) to save the game as a JSON game record."""
+    if record is not None:
+        from block_env.records import RecordingWrapper
+
+        env = RecordingWrapper(env, players=record[1])
     env.reset(seed=seed)
     seats = env.possible_agents
     out = []
@@ -621,6 +633,8 @@ def _play_episode(
                 )
             )
             if over:
+                if record is not None:
+                    env.save(record[0])
                 return out
 
 
@@ -894,7 +908,28 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--json", default=None, help="also write the results as JSON to this path")
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    p.add_argument(
+        "--record",
+        default=None,
+        metavar="DIR",
+        help="save every game played as a JSON game record in this folder",
+    )
     return p
+
+
+def _check_record_dir(path_text: str) -> Path:
+    """The ``--record`` folder, created if missing; a file there, or a folder that cannot be
+    written, is refused before anything is played."""
+    path = Path(path_text).expanduser()
+    if path.exists() and not path.is_dir():
+        raise _UsageError(f"--record {path_text}: that is a file; give a folder")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise _UsageError(f"--record {path_text}: cannot create the folder ({exc})") from exc
+    if not os.access(path, os.W_OK):
+        raise _UsageError(f"--record {path_text}: the folder is not writable")
+    return path
 
 
 def _json_safe(value: Any) -> Any:
@@ -964,6 +999,8 @@ def main(argv: Iterable[str] | None = None) -> int:
                 raise _UsageError(
                     "--ladder compares agents on single hands: drop --episode/--matches"
                 )
+            if args.record is not None:
+                raise _UsageError("--record saves the games of an evaluation, not of --ladder")
             output = None if args.json is None else _check_output(args.json)
             res: Any = ladder(
                 args.agents or None,
@@ -995,7 +1032,8 @@ def main(argv: Iterable[str] | None = None) -> int:
             output = None if args.json is None else _check_output(args.json)
             for note in plan.notes:
                 print(f"{PROG}: warning: {note}", file=sys.stderr)
-            res = run(plan, progress)
+            record_dir = None if args.record is None else _check_record_dir(args.record)
+            res = run(plan, progress, record_dir)
     except (_UsageError, SetupError) as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return 2
