@@ -144,7 +144,7 @@ class Recorder:
             "points": [int(v) for v in info["hand_points"]],
             "scores": scores,
         }
-        self.record["scores"] = scores
+        self.record["scores"] = list(scores)
         if info["match_over"]:
             self.record["finished"] = True
             self.record["winners"] = np.flatnonzero(info["match_winners"]).tolist()
