@@ -116,7 +116,8 @@ class Game:
     # -- the game
 
     def play(self) -> int:
-        """Play to the end of the game (or until ``q`` / end of input); exit status 0."""
+        """Play to the end of the game (or until ``q`` / end of input): exit status 0; 1
+        when an opponent fails (the game is saved first)."""
         raw = self.raw
         if raw.game.episode_over:
             self.screen.say(f"This game is over: {self._final_text()}")
@@ -129,7 +130,16 @@ class Game:
                 if action is None:
                     return 0
             else:
-                action = int(self.agents[seat].act(raw.observe(raw.agent_selection)))
+                try:
+                    action = int(self.agents[seat].act(raw.observe(raw.agent_selection)))
+                except Exception as exc:  # an agent's bug must not lose the game
+                    self._save()
+                    self.screen.say(
+                        f"{self.name(seat)} failed to choose a move "
+                        f"({type(exc).__name__}: {exc}); {self._stop_text()}",
+                        "red",
+                    )
+                    return 1
             self.screen.say(
                 f"{self.name(seat)}: {self.describe(action)}",
                 "bold" if seat == self.human else None,
@@ -196,7 +206,11 @@ class Game:
             except SetupError as exc:
                 self.screen.say(f"No hint: {exc}", "red")
                 return
-        action = int(self.hint_agent.act(self.raw.observe(self.raw.agent_selection)))
+        try:
+            action = int(self.hint_agent.act(self.raw.observe(self.raw.agent_selection)))
+        except Exception as exc:  # a hint is optional: say why there is none, go on
+            self.screen.say(f"No hint: {self.hint_spec} failed ({type(exc).__name__}: {exc})")
+            return
         number = legal.index(action) + 1 if action in legal else "?"
         self.screen.say(f"Hint ({self.hint_spec}): {number}) {self.describe(action)}", "cyan")
 
@@ -455,7 +469,7 @@ def main(argv: Sequence[str] | None = None, ask: Callable[[str], str] = input) -
     except records.RecordMismatch as exc:
         print(f"{PROG}: error: {args.resume} does not replay: {exc}", file=sys.stderr)
         return 2
-    except ValueError as exc:
+    except (TypeError, ValueError) as exc:  # e.g. a game option this env does not take
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return 2
     game = Game(env, agents, human, labels, screen, record_path, args.hint_agent, ask)

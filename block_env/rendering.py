@@ -518,7 +518,8 @@ def render_table(
     img[:HEADER] = (16, 64, 38)
     mode = "PARTNERSHIP" if config.partnership else f"{n} PLAYERS"
     turn = "HAND OVER" if over else f"TO ACT: {_seat_name(config, state.current, labels)}"
-    head = f"BLOCK {mode}  HAND {state.hand_number + 1}  TARGET {config.target}  {turn}"
+    goal = f"TARGET {config.target}" if config.episode == "match" else "ONE-HAND GAME"
+    head = f"BLOCK {mode}  HAND {state.hand_number + 1}  {goal}  {turn}"
     _text(img, (HEADER - 5 * FONT_SCALE) // 2, MARGIN, head)
     # the line
     highlight = state.line[-1][0] if state.line else -1
@@ -540,7 +541,9 @@ def render_table(
                 img, y + (SEAT_ROW - SMALL_HALF) // 2, x, tiles.tiles[t] if face_up else None
             )
             x += 2 * SMALL_HALF + 4
-        info = f"{len(hand)} TILES  SCORE {state.scores[seat]}/{config.target}"
+        info = f"{len(hand)} TILES  SCORE {state.scores[seat]}"
+        if config.episode == "match":
+            info += f"/{config.target}"
         if config.partnership:
             info = f"TEAM {'AB'[seat % 2]}  " + info
         x = _text(img, text_y, 400, info)

@@ -4,6 +4,7 @@ input, opponents by any evaluate name, and the answer parser."""
 
 from __future__ import annotations
 
+import inspect
 import io
 import re
 import subprocess
@@ -249,3 +250,34 @@ def test_resume_of_a_tampered_record_is_refused(tmp_path: Path, capsys) -> None:
     records.save(record, path)
     assert play.main(["--resume", str(path)], ask=Answers([])) == 2
     assert "does not replay" in capsys.readouterr().err
+
+
+class Broken:
+    def act(self, observation: dict) -> int:
+        raise RuntimeError("out of order")
+
+
+def test_a_failing_opponent_saves_the_game(tmp_path: Path) -> None:
+    raw = raw_env(num_players=2)
+    env = records.RecordingWrapper(raw, players=["you", "broken"])
+    env.reset(seed=0, options={"leader": 1})
+    out = io.StringIO()
+    path = tmp_path / "game.json"
+    game = play.Game(env, {1: Broken()}, 0, ["you", "broken"], play.Screen(out), path)
+    assert game.play() == 1
+    assert "failed to choose a move (RuntimeError: out of order)" in out.getvalue()
+    assert records.load(path)["hands"][0]["moves"] == []
+
+
+@pytest.mark.skipif(
+    "max_pip" not in inspect.signature(raw_env).parameters,
+    reason="this block-env has only the double-six set",
+)
+def test_smaller_tile_set_game_records_and_replays(tmp_path: Path, capsys) -> None:
+    path = tmp_path / "game.json"
+    options = ["--max-pip", "3", "--episode", "hand", "--opponents", "random", "--seed", "1"]
+    assert play.main([*options, "--record", str(path)], ask=Answers([], then="1")) == 0
+    record = records.load(path)
+    assert record["config"]["max_pip"] == 3 and record["finished"]
+    assert all(max(max(t) for t in hand) <= 3 for hand in record["hands"][0]["deal"] if hand)
+    assert records.replay(record).scores == record["scores"]

@@ -104,6 +104,7 @@ def test_scores_target_and_passes_change_the_picture() -> None:
     base = rendering.render_table(CONFIG, state)
     scored = rendering.render_table(CONFIG, state._replace(scores=(12, 0, 0)))
     target = rendering.render_table(BlockConfig(num_players=3, target_score=40), state)
+    assert CONFIG.episode == "match"  # the target is drawn in match play
     assert not np.array_equal(base, scored) and not np.array_equal(base, target)
     passed = rendering.render_table(CONFIG, state._replace(voids=(0, 0b101, 0)))
     assert count(passed, rendering.PASSED) > 0 and count(base, rendering.PASSED) == 0
