@@ -18,6 +18,33 @@ CONFIGS = [
     {"num_players": 3, "reward": "win", "target_score": 30},
 ]
 
+# Smaller tile sets and non-default hand sizes: every max_pip from 2 to 5, the layouts where
+# the voids sit in the first, across both and in the second observation word of the batched
+# engine, and hands above 7 tiles (counts packed in 4 bits).
+SET_CONFIGS = [
+    {"num_players": 2, "max_pip": 2},
+    {"num_players": 3, "max_pip": 2, "episode": "hand"},
+    {
+        "num_players": 2,
+        "max_pip": 3,
+        "hand_size": 4,
+        "opener": "highest_double",
+        "target_score": 20,
+    },
+    {"num_players": 3, "max_pip": 3, "target_score": 20},
+    {"num_players": 4, "max_pip": 4, "partnership": True, "reward": "points", "target_score": 30},
+    {"num_players": 2, "max_pip": 4, "target_score": 30},
+    {
+        "num_players": 3,
+        "max_pip": 5,
+        "hand_size": 6,
+        "opener": "highest_double",
+        "target_score": 30,
+    },
+    {"num_players": 2, "max_pip": 6, "hand_size": 12, "episode": "hand"},
+    {"num_players": 4, "max_pip": 6, "hand_size": 6},
+]
+
 
 def config_id(cfg: dict) -> str:
     return "-".join(f"{k}={v}" for k, v in cfg.items())
@@ -31,8 +58,8 @@ def to_np(x) -> np.ndarray:
 
 
 def tiles_of(mask: int) -> set[int]:
-    """Tile indices of a 28-bit mask."""
-    return {t for t in range(28) if mask >> t & 1}
+    """Tile indices of a tile mask (any set)."""
+    return {t for t in range(mask.bit_length()) if mask >> t & 1}
 
 
 def random_legal(obs: dict, rng: np.random.Generator) -> int:
@@ -40,9 +67,12 @@ def random_legal(obs: dict, rng: np.random.Generator) -> int:
     return int(legal[rng.integers(len(legal))])
 
 
-def naive_points(sides: list[int], hands: list[set[int]], domino: int | None) -> list[int]:
-    """Points by seat of a finished hand, straight from docs/RULES.md (sides: team by seat)."""
-    pips = [sum(sum(TILES[t]) for t in h) for h in hands]
+def naive_points(
+    sides: list[int], hands: list[set[int]], domino: int | None, tiles=TILES
+) -> list[int]:
+    """Points by seat of a finished hand, straight from docs/RULES.md (sides: team by seat;
+    ``tiles``: the set's tiles in order)."""
+    pips = [sum(sum(tiles[t]) for t in h) for h in hands]
     totals: dict[int, int] = {}
     for seat, side in enumerate(sides):
         totals[side] = totals.get(side, 0) + pips[seat]

@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers import CONFIGS, config_id, to_np
+from helpers import CONFIGS, SET_CONFIGS, config_id, to_np
 
 import block_env
 from block_env.batched import BatchedEnv
 from block_env.env import INFO_KEYS
-from block_env.tiles import PASS, TILES
 
-# Every player count, opener, episode mode, reward mode, partnership and a custom target.
+# Every player count, opener, episode mode, reward mode, partnership, a custom target, and
+# the smaller tile sets and other hand sizes.
 DIFF_CONFIGS = [
     *CONFIGS,
     {"num_players": 4, "opener": "highest_double", "partnership": True, "reward": "win"},
@@ -25,6 +25,7 @@ DIFF_CONFIGS = [
     {"num_players": 4, "episode": "hand", "opener": "highest_double", "reward": "win"},
     {"num_players": 2, "reward": "points", "target_score": 25},
     {"num_players": 4, "reward": "zero_sum", "target_score": 20},
+    *SET_CONFIGS,
 ]
 BACKENDS = ["numpy", "torch"]
 NUM_GAMES = 24
@@ -42,6 +43,7 @@ class Lockstep:
     def __init__(self, cfg: dict, backend: str, num_games: int, seed: int, **kwargs) -> None:
         self.cfg = cfg
         self.seed = seed
+        self.pass_action = block_env.BlockConfig(**cfg).tiles.pass_action
         self.auto_pass = kwargs.get("auto_pass", False)
         options = kwargs.pop("options", None)
         self.batched = BatchedEnv(num_games, backend=backend, deal_source="aec", **cfg, **kwargs)
@@ -60,9 +62,9 @@ class Lockstep:
         """With auto_pass the AEC side steps the forced passes itself (they never score)."""
         while self.auto_pass and not any(env.terminations.values()):
             mask = env.observe(env.agent_selection)["action_mask"]
-            if mask[PASS] != 1 or mask.sum() != 1:
+            if mask[self.pass_action] != 1 or mask.sum() != 1:
                 return
-            env.step(PASS)
+            env.step(self.pass_action)
             assert not any(env.rewards.values())
 
     def check(self, obs, mask, seat) -> None:
@@ -124,14 +126,20 @@ def test_matches_aec_env_step_by_step(cfg: dict, backend: str) -> None:
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize(
     "cfg",
-    [{"num_players": 2}, {"num_players": 3, "opener": "highest_double"}, {"num_players": 4}],
+    [
+        {"num_players": 2},
+        {"num_players": 3, "opener": "highest_double"},
+        {"num_players": 4},
+        {"num_players": 3, "max_pip": 3},
+        {"num_players": 2, "max_pip": 5, "hand_size": 8},
+    ],
     ids=config_id,
 )
 def test_auto_pass_matches_aec_env_with_forced_passes_played(cfg: dict, backend: str) -> None:
     run = Lockstep(cfg, backend, NUM_GAMES, seed=77, auto_pass=True)
     for _ in range(120):
         run.step()
-        only_pass = (run.mask[:, PASS] == 1) & (run.mask.sum(1) == 1)
+        only_pass = (run.mask[:, run.pass_action] == 1) & (run.mask.sum(1) == 1)
         assert not only_pass.any()  # nobody is ever asked to make a forced pass
     assert run.hands >= NUM_GAMES
 
@@ -141,16 +149,17 @@ def random_setups(cfg: dict, num_games: int, rng: np.random.Generator) -> list[d
     so that matches end within a hand or two (exercising the match end and autoreset)."""
     config = block_env.BlockConfig(**cfg)
     n, k = config.num_players, config.hand_size
+    tiles = config.tiles.tiles
     setups: list[dict | None] = []
     for g in range(num_games):
         if g % 4 == 3:
             setups.append(None)
             continue
-        order = rng.permutation(28)
+        order = rng.permutation(len(tiles))
         sizes = rng.integers(1, k + 1, size=n)
         hands, pos = [], 0
         for s in range(n):
-            hands.append([TILES[t] for t in order[pos : pos + sizes[s]]])
+            hands.append([tiles[t] for t in order[pos : pos + sizes[s]]])
             pos += sizes[s]
         scores = [int(v) for v in rng.integers(max(0, config.target - 12), config.target, n)]
         if config.partnership:
@@ -170,6 +179,8 @@ def random_setups(cfg: dict, num_games: int, rng: np.random.Generator) -> list[d
         {"num_players": 3, "reward": "win"},
         {"num_players": 4, "partnership": True, "opener": "highest_double"},
         {"num_players": 4, "episode": "hand", "reward": "points"},
+        {"num_players": 3, "max_pip": 4},
+        {"num_players": 2, "max_pip": 6, "hand_size": 10},
     ],
     ids=config_id,
 )

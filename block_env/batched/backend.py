@@ -13,7 +13,6 @@ from typing import Any
 import numpy as np
 
 from block_env.batched.layout import SELECT8 as _SELECT8
-from block_env.tiles import NUM_TILES
 
 BACKENDS = ("numpy", "torch")
 
@@ -101,15 +100,15 @@ class NumpyBackend:
     def make_rng(self, seed: int | None) -> np.random.Generator:
         return np.random.default_rng(seed)
 
-    def permutations(self, rng: np.random.Generator, k: int) -> np.ndarray:
-        """k independent uniform permutations of the 28 tiles, shape (k, 28)."""
-        return rng.random((k, NUM_TILES)).argsort(axis=1)  # ties: probability ~1e-13
+    def permutations(self, rng: np.random.Generator, k: int, num_tiles: int = 28) -> np.ndarray:
+        """k independent uniform permutations of the T tiles, shape (k, T)."""
+        return rng.random((k, num_tiles)).argsort(axis=1)  # ties: probability ~1e-13
 
     def integers(self, rng: np.random.Generator, high: int, k: int) -> np.ndarray:
         return rng.integers(high, size=k, dtype=np.int64)
 
     def sample_legal(self, rng: np.random.Generator, mask: np.ndarray) -> np.ndarray:
-        """One uniformly random legal action per row of an int8 (M, 57) mask."""
+        """One uniformly random legal action per row of an int8 (M, 2T+1) mask."""
         mask = np.asarray(mask)
         _check_mask(tuple(mask.shape))
         as_bytes = mask.view(np.uint8) if mask.dtype.itemsize == 1 else (mask != 0).view(np.uint8)
@@ -159,14 +158,16 @@ def _select_random_bit(packed: np.ndarray, u: np.ndarray) -> np.ndarray:
 
 def _check_mask(shape: tuple[int, ...]) -> None:
     if len(shape) != 2 or not 1 <= shape[1] <= 64:
-        raise ValueError(f"mask must have shape (M, 57), one row per game; got {shape}")
+        raise ValueError(
+            f"mask must have shape (M, 2T+1) (57 for 28 tiles), one row per game; got {shape}"
+        )
 
 
 def _check_actions(shape: tuple[int, ...], kind: str, num_envs: int) -> None:
     if shape != (num_envs,):
         raise ValueError(f"actions must have shape ({num_envs},), one per game; got {shape}")
     if kind not in "iu":
-        raise ValueError(f"actions must be integers (action ids 0..56); got dtype kind {kind!r}")
+        raise ValueError(f"actions must be integers (action ids); got dtype kind {kind!r}")
 
 
 class TorchBackend:
@@ -297,15 +298,16 @@ class TorchBackend:
             gen.manual_seed(torch_seed(seed))
         return gen
 
-    def permutations(self, rng: Any, k: int) -> Any:
-        keys = self.torch.rand((k, NUM_TILES), generator=rng, device=self.device)
+    def permutations(self, rng: Any, k: int, num_tiles: int = 28) -> Any:
+        """k independent uniform permutations of the T tiles, shape (k, T)."""
+        keys = self.torch.rand((k, num_tiles), generator=rng, device=self.device)
         return keys.argsort(dim=1)
 
     def integers(self, rng: Any, high: int, k: int) -> Any:
         return self.torch.randint(high, (k,), generator=rng, device=self.device)
 
     def sample_legal(self, rng: Any, mask: Any) -> Any:
-        """One uniformly random legal action per row of an int8 (M, 57) mask."""
+        """One uniformly random legal action per row of an int8 (M, 2T+1) mask."""
         torch = self.torch
         _check_mask(tuple(mask.shape))
         running = (mask != 0).cumsum(1, dtype=torch.int16)  # legal actions up to each column

@@ -6,7 +6,7 @@ size and backend, but not the same deals as the AEC env.
 
 ``"aec"``: game ``i`` owns a numpy Generator made exactly as ``raw_env.reset(seed=seed + i)``
 makes its own (``gymnasium.utils.seeding.np_random``) and draws from it in the AEC call order:
-a new match draws the lot (``integers(n)``) then the deal (``permutation(28)``), a next hand
+a new match draws the lot (``integers(n)``) then the deal (``permutation(T)``), a next hand
 draws only the deal. So game ``i`` sees exactly the deals and lots of a ``raw_env`` reset with
 ``seed + i`` whose later episodes start with ``reset()`` (no seed). It loops over games in
 Python when hands start: meant for exactness tests, not for speed.
@@ -20,7 +20,6 @@ import numpy as np
 from gymnasium.utils import seeding
 
 from block_env.config import BlockConfig
-from block_env.tiles import NUM_TILES
 
 DEAL_SOURCES = ("fast", "aec")
 
@@ -42,7 +41,7 @@ class FastDeals:
         b = self.backend
         k = int(idx.shape[0])
         lots = b.integers(self.rng, self.config.num_players, k)
-        perm = b.permutations(self.rng, k)
+        perm = b.permutations(self.rng, k, self.config.tiles.num_tiles)
         return _hands_from_permutations(b, self.config, perm), lots
 
 
@@ -66,12 +65,13 @@ class AecDeals:
         games = b.to_numpy(idx).tolist()
         fresh = b.to_numpy(new_match).tolist()
         lots = np.zeros(len(games), dtype=np.int64)
-        perm = np.zeros((len(games), NUM_TILES), dtype=np.int64)
+        t = self.config.tiles.num_tiles
+        perm = np.zeros((len(games), t), dtype=np.int64)
         for j, (game, new) in enumerate(zip(games, fresh)):
             rng = self.rngs[game]
             if new:
                 lots[j] = int(rng.integers(self.config.num_players))
-            perm[j] = rng.permutation(NUM_TILES)
+            perm[j] = rng.permutation(t)
         hands = _hands_from_permutations(b, self.config, b.from_numpy(perm))
         return hands, b.from_numpy(lots)
 

@@ -1,12 +1,13 @@
 """The batched Block engine: B independent games as arrays with a leading batch dimension.
 
-State per game (all int64): ``hands`` (B, n) 28-bit tile masks by absolute seat,
+State per game (all int64): ``hands`` (B, n) T-bit tile masks by absolute seat,
 ``in_hands`` (their union), ``played`` (line tiles), ``ends`` (both open end values as one
 index ``(left + 1) * 8 + (right + 1)``, 0 on the empty line), ``fit_left``/``fit_right``
 (tiles that fit each end; on the empty line the opening choices and 0), ``current``,
-``leader``, ``voids`` (7 bits per seat packed in one word), ``counts`` (tiles in hand, 3 bits
-per seat packed in one word), ``scores`` (B, n), ``out_of_play`` and ``hand_number``. The
-legal actions of the seat to act are kept as one 57-bit word per game (bit a = action a).
+``leader``, ``voids`` (N+1 bits per seat packed in one word), ``counts`` (tiles in hand, 3
+bits per seat, 4 for hands above 7, packed in one word), ``scores`` (B, n), ``out_of_play``
+and ``hand_number``. The legal actions of the seat to act are kept as one (2T+1)-bit word
+per game (bit a = action a). The tables of the game's tile set come from ``layout``.
 
 Every operation works on all games at once, mostly through small lookup tables
 (``layout``); Python loops run only over seats (at most 4). The rules are those of
@@ -20,11 +21,9 @@ from typing import Any
 
 import numpy as np
 
-from block_env.batched import layout as L
+from block_env.batched.layout import layout_for
 from block_env.config import BlockConfig
-from block_env.observation import OBS_DIM
 from block_env.setup import Setup
-from block_env.tiles import NUM_ACTIONS, NUM_TILES, describe_action
 
 _LOW14 = (1 << 14) - 1
 _STATE_ARRAYS = (
@@ -41,6 +40,7 @@ class Engine:
     ) -> None:
         b = self.b = backend
         self.config = config
+        self.L = layout_for(config)
         self.n = n = config.num_players
         self.num_envs = B = num_envs
         self.deals = deals
@@ -49,23 +49,23 @@ class Engine:
         self.target = config.target
         self.hand_mode = config.episode == "hand"
         # lookup tables on the backend's device
-        self.t_tile_bit = b.table(L.TILE_BIT)
-        self.t_next_ends = b.table(L.NEXT_ENDS)
-        self.t_fit_left = b.table(L.FIT_LEFT)
-        self.t_fit_right = b.table(L.FIT_RIGHT)
-        self.t_shown = b.table(L.SHOWN)
-        self.t_ends_word0 = b.table(L.ENDS_WORD0)
-        self.t_ends_word1 = b.table(L.ENDS_WORD1)
-        self.t_spread14 = b.table(L.SPREAD14)
-        self.t_pop14 = b.table(L.POP14)
-        self.t_pips_lo14 = b.table(L.PIPS_LO14)
-        self.t_pips_hi14 = b.table(L.PIPS_HI14)
-        self.t_counts_f32 = b.table(L.COUNTS_F32)
-        self.t_open_rank = b.table(L.OPEN_RANK)
+        self.t_tile_bit = b.table(self.L.TILE_BIT)
+        self.t_next_ends = b.table(self.L.NEXT_ENDS)
+        self.t_fit_left = b.table(self.L.FIT_LEFT)
+        self.t_fit_right = b.table(self.L.FIT_RIGHT)
+        self.t_shown = b.table(self.L.SHOWN)
+        self.t_ends_word0 = b.table(self.L.ENDS_WORD0)
+        self.t_ends_word1 = b.table(self.L.ENDS_WORD1)
+        self.t_spread14 = b.table(self.L.SPREAD14)
+        self.t_pop14 = b.table(self.L.POP14)
+        self.t_pips_lo14 = b.table(self.L.PIPS_LO14)
+        self.t_pips_hi14 = b.table(self.L.PIPS_HI14)
+        self.t_counts_f32 = b.table(self.L.COUNTS_F32)
+        self.t_open_rank = b.table(self.L.OPEN_RANK)
         self.t_team = b.table(np.array(config.teams, dtype=np.int64))
         self.t_next_seat = b.table((np.arange(n, dtype=np.int64) + 1) % n)
-        self.t_count_shift = b.table(L.COUNT_BITS * np.arange(n, dtype=np.int64))
-        self.t_shifts28 = b.table(np.arange(NUM_TILES, dtype=np.int64))
+        self.t_count_shift = b.table(self.L.COUNT_BITS * np.arange(n, dtype=np.int64))
+        self.t_shifts28 = b.table(np.arange(self.L.num_tiles, dtype=np.int64))
         self.seats = b.arange(n)
         self.rows = b.arange(B)
         self.row_base = self.rows * n  # flat index of (game, seat 0) in (B, n) arrays
@@ -87,7 +87,7 @@ class Engine:
         self.legal = b.zeros(B, "i64")
         # observation positions HEAD_END.. (scores, target, leader, ...) per game and
         # observer, rebuilt when a hand starts, as rows (game * n + observer)
-        self.tail = b.zeros((B * n, L.TAIL_DIM), "f32")
+        self.tail = b.zeros((B * n, self.L.TAIL_DIM), "f32")
 
     # ---- dealing ----------------------------------------------------------------------
     def reset(self, seed: int | None, setups: list[Setup | None] | None) -> None:
@@ -120,12 +120,12 @@ class Engine:
             leader, opening = self._opening(hands)
             fit_left = b.take(self.t_tile_bit, opening)
         else:
-            fit_left = b.zeros(int(idx.shape[0]), "i64") + L.ALL
+            fit_left = b.zeros(int(idx.shape[0]), "i64") + self.L.ALL
         dealt = hands.sum(1)  # the hands are disjoint: their sum is their union
         self.hands[idx] = hands
         self.in_hands[idx] = dealt
         self.played[idx] = 0
-        self.ends[idx] = L.EMPTY_ENDS
+        self.ends[idx] = self.L.EMPTY_ENDS
         self.fit_left[idx] = fit_left
         self.fit_right[idx] = 0
         self.current[idx] = leader
@@ -133,7 +133,7 @@ class Engine:
         self.voids[idx] = 0
         self.counts[idx] = (self._popcount(hands) << self.t_count_shift).sum(1)
         self.scores[idx] = scores
-        self.out_of_play[idx] = NUM_TILES - self._popcount(dealt)
+        self.out_of_play[idx] = self.L.num_tiles - self._popcount(dealt)
         self.hand_number[idx] = number
         rows, seat = self._rows_by_seat(idx)
         b.put(self.tail, rows * self.n + seat, self._tail(rows, seat, to_act=True))
@@ -151,7 +151,7 @@ class Engine:
         """Apply one action per game (validated), finish hands, deal new ones.
         Returns (rewards (B, n) float32, terminated (B,) bool, info)."""
         b = self.b
-        ok = (actions >= 0) & (actions < NUM_ACTIONS)
+        ok = (actions >= 0) & (actions < self.L.num_actions)
         a = b.where(ok, actions, 0)
         ok = ok & (((self.legal >> a) & 1) == 1)
         if not b.all(ok):
@@ -160,17 +160,17 @@ class Engine:
         c = self.current
         flat = self.row_base + c
         tile = a >> 1
-        is_pass = tile == L.PASS_TILE
+        is_pass = tile == self.L.PASS_TILE
         bit = b.take(self.t_tile_bit, tile)  # 0 for a pass
         actor_hand = b.take(self.hands_flat, flat) ^ bit
         b.put(self.hands_flat, flat, actor_hand)
         self.in_hands = self.in_hands ^ bit
         self.played = self.played | bit
-        self.counts = self.counts - ((bit >> tile) << (c * L.COUNT_BITS))
+        self.counts = self.counts - ((bit >> tile) << (c * self.L.COUNT_BITS))
         ends = self.ends
         shown = b.where(is_pass, b.take(self.t_shown, ends), 0)
-        self.voids = self.voids | (shown << (c * L.VOID_BITS))
-        self.ends = ends = b.take(self.t_next_ends, ends * NUM_ACTIONS + a)
+        self.voids = self.voids | (shown << (c * self.L.VOID_BITS))
+        self.ends = ends = b.take(self.t_next_ends, ends * self.L.num_actions + a)
         self.fit_left = b.take(self.t_fit_left, ends)
         self.fit_right = b.take(self.t_fit_right, ends)
         self.current = b.take(self.t_next_seat, c)
@@ -195,12 +195,12 @@ class Engine:
         place has already ended the hand."""
         b = self.b
         for _ in range(self.n - 1):
-            forced = self.legal == L.PASS_BIT
+            forced = self.legal == self.L.PASS_BIT
             if not b.any(forced):
                 return
             c = self.current
             shown = b.where(forced, b.take(self.t_shown, self.ends), 0)
-            self.voids = self.voids | (shown << (c * L.VOID_BITS))
+            self.voids = self.voids | (shown << (c * self.L.VOID_BITS))
             self.current = b.where(forced, b.take(self.t_next_seat, c), c)
             self.legal = self._legal_for(b.take(self.hands_flat, self.row_base + self.current))
 
@@ -307,7 +307,7 @@ class Engine:
             "match_winner": b.zeros(B, "i64") - 1,
             "match_winners": b.zeros((B, n), "bool"),
             "final_index": b.zeros(0, "i64"),
-            "final_obs": b.zeros((0, n, OBS_DIM), "f32"),
+            "final_obs": b.zeros((0, n, self.L.obs_dim), "f32"),
         }
 
     # ---- legality ----------------------------------------------------------------------
@@ -319,11 +319,11 @@ class Engine:
         )
 
     def _legal_for(self, hand: Any) -> Any:
-        """57-bit legal words of the seat to act holding ``hand``."""
+        """(2T+1)-bit legal words of the seat to act holding ``hand``."""
         word = self._spread_bits(hand & self.fit_left) | (
             self._spread_bits(hand & self.fit_right) << 1
         )
-        return self.b.where(word == 0, L.PASS_BIT, word)
+        return self.b.where(word == 0, self.L.PASS_BIT, word)
 
     def _popcount(self, masks: Any) -> Any:
         b = self.b
@@ -331,22 +331,22 @@ class Engine:
 
     # ---- observations ------------------------------------------------------------------
     def observe(self) -> tuple[Any, Any]:
-        """(obs (B, OBS_DIM) float32, mask (B, 57) int8) of the seat to act in each game."""
+        """(obs (B, OBS_DIM) float32, mask (B, 2T+1) int8) of the seat to act in each game."""
         b = self.b
         flat = self.row_base + self.current
-        obs = b.empty((self.num_envs, OBS_DIM), "f32")
+        obs = b.empty((self.num_envs, self.L.obs_dim), "f32")
         self._head(obs, b.take(self.hands_flat, flat), self.rows, self.current)
-        obs[:, L.HEAD_END :] = b.take_rows(self.tail, flat)
-        return obs, b.unpack_mask(self.legal, NUM_ACTIONS)
+        obs[:, self.L.HEAD_END :] = b.take_rows(self.tail, flat)
+        return obs, b.unpack_mask(self.legal, self.L.num_actions)
 
     def final_observations(self, idx: Any) -> Any:
         """(K, n, OBS_DIM): every seat's observation of games ``idx`` as they stand, with
         nobody to act (what the AEC env shows each agent once the episode has ended)."""
         rows, seat = self._rows_by_seat(idx)
-        obs = self.b.empty((int(rows.shape[0]), OBS_DIM), "f32")
+        obs = self.b.empty((int(rows.shape[0]), self.L.obs_dim), "f32")
         self._head(obs, self.b.take(self.hands_flat, rows * self.n + seat), rows, seat)
-        obs[:, L.HEAD_END :] = self._tail(rows, seat, to_act=False)
-        return obs.reshape(int(idx.shape[0]), self.n, OBS_DIM)
+        obs[:, self.L.HEAD_END :] = self._tail(rows, seat, to_act=False)
+        return obs.reshape(int(idx.shape[0]), self.n, self.L.obs_dim)
 
     def _rows_by_seat(self, idx: Any) -> tuple[Any, Any]:
         """Each game of ``idx`` repeated once per seat, with the seats 0..n-1."""
@@ -364,16 +364,25 @@ class Engine:
     def _head(self, out: Any, hand: Any, rows: Any, seat: Any) -> None:
         """Write positions 0..HEAD_END-1 (hand, line, ends, counts, voids) of ``out``."""
         b = self.b
+        L = self.L
         every = rows is self.rows
         played = self.played if every else b.take(self.played, rows)
         ends = self.ends if every else b.take(self.ends, rows)
         voids = self.voids if every else b.take(self.voids, rows)
         counts = self.counts if every else b.take(self.counts, rows)
         words = b.empty((int(rows.shape[0]), 2), "i64")
-        words[:, 0] = hand | (played << L.LINE0) | b.take(self.t_ends_word0, ends)
-        words[:, 1] = b.take(self.t_ends_word1, ends) | (
-            self._rotate(voids, L.VOID_BITS, seat) << L.VOIDS_SHIFT
-        )
+        word0 = hand | (played << L.LINE0) | b.take(self.t_ends_word0, ends)
+        rotated = self._rotate(voids, L.VOID_BITS, seat)
+        if L.VOIDS_AT == "word1":  # the standard set: voids at positions 75..102
+            words[:, 0] = word0
+            words[:, 1] = b.take(self.t_ends_word1, ends) | (rotated << L.VOIDS_SHIFT)
+        elif L.VOIDS_AT == "word0":  # small sets: the whole head fits in word 0
+            words[:, 0] = word0 | (rotated << L.VOIDS_SHIFT)
+            words[:, 1] = 0
+        else:  # the voids cross position 64: low bits in word 0, the rest in word 1
+            low = rotated & ((1 << L.VOIDS_SPLIT) - 1)
+            words[:, 0] = word0 | (low << L.VOIDS_SHIFT)
+            words[:, 1] = b.take(self.t_ends_word1, ends) | (rotated >> L.VOIDS_SPLIT)
         out[:, : L.HEAD_END] = b.unpack_bits(words, scratch=every)[:, : L.HEAD_END]
         out[:, L.COUNTS] = b.take_rows(self.t_counts_f32, self._rotate(counts, L.COUNT_BITS, seat))
 
@@ -384,17 +393,17 @@ class Engine:
         n = self.n
         m = int(rows.shape[0])
         ar = b.arange(m)
-        tail = b.zeros((m, L.TAIL_DIM), "f32")
+        tail = b.zeros((m, self.L.TAIL_DIM), "f32")
         rel = (seat[:, None] + self.seats[None, :]) % n  # absolute seat of relative seat r
         scores = b.take(self.scores.reshape(-1), rows[:, None] * n + rel)
-        tail[:, L.T_SCORES : L.T_SCORES + n] = b.f32(scores)
-        tail[:, L.T_TARGET] = float(self.target)
-        tail[ar, L.T_LEADER + (b.take(self.leader, rows) - seat) % n] = 1.0
+        tail[:, self.L.T_SCORES : self.L.T_SCORES + n] = b.f32(scores)
+        tail[:, self.L.T_TARGET] = float(self.target)
+        tail[ar, self.L.T_LEADER + (b.take(self.leader, rows) - seat) % n] = 1.0
         if to_act:
-            tail[:, L.T_TO_ACT] = 1.0
-        tail[:, L.T_SEATS : L.T_SEATS + n] = 1.0
-        tail[:, L.T_PART] = float(self.partnership)
-        tail[:, L.T_OUT] = b.f32(b.take(self.out_of_play, rows))
+            tail[:, self.L.T_TO_ACT] = 1.0
+        tail[:, self.L.T_SEATS : self.L.T_SEATS + n] = 1.0
+        tail[:, self.L.T_PART] = float(self.partnership)
+        tail[:, self.L.T_OUT] = b.f32(b.take(self.out_of_play, rows))
         return tail
 
     # ---- errors and inspection ---------------------------------------------------------
@@ -404,8 +413,8 @@ class Engine:
         action = int(b.to_numpy(actions)[game])
         seat = int(b.to_numpy(self.current)[game])
         word = int(b.to_numpy(self.legal)[game])
-        legal = [a for a in range(NUM_ACTIONS) if word >> a & 1]
-        names = ", ".join(f"{a} ({describe_action(a)})" for a in legal)
+        legal = [a for a in range(self.L.num_actions) if word >> a & 1]
+        names = ", ".join(f"{a} ({self.config.tiles.describe_action(a)})" for a in legal)
         return (
             f"actions[{game}]={action} is not legal in game {game} (seat {seat} to act); "
             f"legal actions: {names}"
@@ -413,7 +422,7 @@ class Engine:
 
     def snapshot(self) -> dict[str, np.ndarray]:
         """The full state as numpy arrays (privileged: every hand). ``left``/``right`` are
-        the end values (-1 on the empty line), ``voids`` (B, n) 7-bit masks and ``counts``
+        the end values (-1 on the empty line), ``voids`` (B, n) (N+1)-bit masks and ``counts``
         (B, n) tile counts."""
         b = self.b
         ends = b.to_numpy(self.ends)
@@ -422,10 +431,11 @@ class Engine:
         seats = np.arange(self.n)
         out = {name: b.to_numpy(getattr(self, name)).copy() for name in _STATE_ARRAYS[:-1]}
         out.update(
-            left=L.ENDS_LEFT[ends],
-            right=L.ENDS_RIGHT[ends],
-            voids=(voids[:, None] >> (L.VOID_BITS * seats)) & 127,
-            counts=(counts[:, None] >> (L.COUNT_BITS * seats)) & 7,
+            left=self.L.ENDS_LEFT[ends],
+            right=self.L.ENDS_RIGHT[ends],
+            voids=(voids[:, None] >> (self.L.VOID_BITS * seats)) & ((1 << self.L.VOID_BITS) - 1),
+            counts=(counts[:, None] >> (self.L.COUNT_BITS * seats))
+            & ((1 << self.L.COUNT_BITS) - 1),
         )
         return out
 

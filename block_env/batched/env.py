@@ -4,8 +4,8 @@ Contract (the README repeats it):
 
 * ``BatchedEnv(num_envs, backend="numpy"|"torch", device="cpu", auto_pass=False,
   deal_source="fast"|"aec", **config)``; ``config`` takes the AEC keywords (``num_players``,
-  ``opener``, ``episode``, ``partnership``, ``target_score``, ``reward``), validated by
-  ``BlockConfig``.
+  ``opener``, ``episode``, ``partnership``, ``target_score``, ``reward``, ``max_pip``,
+  ``hand_size``), validated by ``BlockConfig``.
 * ``obs, mask, seat = env.reset(seed=None, options=None)``; ``options`` is None or a list of
   ``num_envs`` entries, each None or a dict of the AEC reset options (``hands``, ``leader``,
   ``scores``) for that game, checked by ``block_env.setup.parse_reset_options``.
@@ -13,7 +13,7 @@ Contract (the README repeats it):
   shape (B,) holding one action id per game, for the seat that was to act.
 
 Returned arrays (numpy arrays, or torch tensors on ``device``): ``obs`` (B, OBS_DIM) float32,
-exactly ``block_env.observation.encode`` for ``seat``; ``mask`` (B, 57) int8, the legal
+exactly ``block_env.observation.encode`` for ``seat``; ``mask`` (B, 2T+1) int8, the legal
 actions of ``seat``; ``seat`` (B,) int64; ``rewards`` (B, n) float32 by absolute seat, as
 the AEC env's ``rewards`` on that step (non-zero only on a step that ends a hand);
 ``terminated`` (B,) bool, True on the step that ends the episode (match, or hand with
@@ -67,11 +67,19 @@ from block_env.batched.backend import make_backend
 from block_env.batched.deals import make_deals
 from block_env.batched.engine import Engine
 from block_env.config import BlockConfig
-from block_env.observation import OBS_DIM, OBS_HIGH, OBS_LOW
+from block_env.observation import obs_layout
 from block_env.setup import Setup, check_seed, parse_reset_options
-from block_env.tiles import NUM_ACTIONS
 
-CONFIG_KEYS = ("num_players", "opener", "episode", "partnership", "target_score", "reward")
+CONFIG_KEYS = (
+    "num_players",
+    "opener",
+    "episode",
+    "partnership",
+    "target_score",
+    "reward",
+    "max_pip",
+    "hand_size",
+)
 
 
 class BatchedEnv:
@@ -113,11 +121,13 @@ class BatchedEnv:
 
     @property
     def obs_dim(self) -> int:
-        return OBS_DIM
+        """Observation length of the game's tile set (122 for the standard set)."""
+        return obs_layout(self.config).dim
 
     @property
     def num_actions(self) -> int:
-        return NUM_ACTIONS
+        """2T+1 for a set of T tiles (57 for the standard set)."""
+        return self.config.tiles.num_actions
 
     @property
     def device(self) -> Any:
@@ -126,11 +136,12 @@ class BatchedEnv:
     @property
     def single_observation_space(self) -> spaces.Box:
         """The space of one game's observation (as the AEC env's ``"observation"``)."""
-        return spaces.Box(OBS_LOW, OBS_HIGH, (OBS_DIM,), np.float32)
+        lay = obs_layout(self.config)
+        return spaces.Box(lay.low, lay.high, (lay.dim,), np.float32)
 
     @property
     def single_action_space(self) -> spaces.Discrete:
-        return spaces.Discrete(NUM_ACTIONS)
+        return spaces.Discrete(self.num_actions)
 
     def reset(self, seed: int | None = None, options: list | None = None) -> tuple[Any, Any, Any]:
         """Start a new episode in every game; returns (obs, mask, seat). ``seed``: None or
@@ -157,7 +168,7 @@ class BatchedEnv:
         return obs, mask, self.backend.copy(self.engine.current), rewards, terminated, info
 
     def sample_actions(self, mask: Any) -> Any:
-        """A uniformly random legal action for each row of ``mask`` (B, 57), drawn in the
+        """A uniformly random legal action for each row of ``mask`` (B, 2T+1), drawn in the
         backend (no copy to the host)."""
         if self._sample_rng is None:
             self._sample_rng = self.backend.make_rng(None)
