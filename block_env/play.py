@@ -60,6 +60,23 @@ class Screen:
 
             self.console.print(Text(text, style=style or ""))
 
+    def seats(self, rows: list[tuple[str, int, list[str], int]], target: str) -> None:
+        """Every seat's name, tile count, values passed on and score: a table on a terminal,
+        one line per seat in plain text."""
+        if self.console is None:
+            for name, count, voids, _ in rows:
+                passed = f"; passed on {', '.join(voids)}" if voids else ""
+                self.say(f"  {name}: {count} tile{'s' if count != 1 else ''}{passed}")
+            return
+        from rich.table import Table
+
+        table = Table(box=None, pad_edge=False, header_style="dim")
+        for column in ("seat", "tiles", "passed on", f"score{target}"):
+            table.add_column(column)
+        for name, count, voids, score in rows:
+            table.add_row(name, str(count), ", ".join(voids) or "-", str(score))
+        self.console.print(table)
+
     def rule(self, title: str) -> None:
         if self.console is None:
             self.say(f"--- {title} ---")
@@ -231,11 +248,16 @@ class Game:
             say(f"Open ends: left {game.left}, right {game.right}", "bold")
         else:
             say("Line: empty (you open)")
-        for s in range(config.num_players):
-            count = bin(game.hands[s]).count("1")
-            voids = [str(v) for v in range(self.values) if game.voids[s] >> v & 1]
-            passed = f"; passed on {', '.join(voids)}" if voids else ""
-            say(f"  {self.name(s)}: {count} tile{'s' if count != 1 else ''}{passed}")
+        rows = [
+            (
+                self.name(s),
+                bin(game.hands[s]).count("1"),
+                [str(v) for v in range(self.values) if game.voids[s] >> v & 1],
+                game.scores[s],
+            )
+            for s in range(config.num_players)
+        ]
+        self.screen.seats(rows, f" (of {config.target})" if config.episode == "match" else "")
         if self.moves:
             recent = self.moves[-LAST_MOVES:]
             first = len(self.moves) - len(recent)
@@ -297,10 +319,14 @@ class Game:
         )
 
     def _save(self) -> None:
+        """Write the record (with ``--record``); a failure is reported, and play goes on."""
         if self.record_path is not None:
             record = self.env.record
             record["play"] = {"human": self.human, "hint": self.hint_spec}
-            records.save(record, self.record_path)
+            try:
+                records.save(record, self.record_path)
+            except OSError as exc:
+                self.screen.say(f"Could not save {self.record_path}: {exc}", "red")
 
 
 def parse_answer(answer: str, legal: list[int], state: Any, tiles: Any) -> int | str:
@@ -461,8 +487,17 @@ def main(argv: Sequence[str] | None = None, ask: Callable[[str], str] = input) -
             screen.say(f"Resumed {args.resume}: {report.summary()}")
         else:
             env.reset(seed=seed)
-        if record_path is not None and record_path.is_dir():
-            raise SetupError(f"--record {record_path} is a folder: give a file path")
+        if record_path is not None:
+            if record_path.is_dir():
+                raise SetupError(f"--record {record_path} is a folder: give a file path")
+            try:  # written once now, so a place that cannot be written is found at once
+                records.save({**env.record, "play": {"human": human}}, record_path)
+            except OSError as exc:
+                raise SetupError(f"--record {record_path}: cannot write it ({exc})") from None
+        if args.hint_agent != "rules":  # the default is built on the first hint
+            from block_env.evaluate import build_agent
+
+            build_agent(args.hint_agent, raw, seed=0)
     except (SetupError, records.RecordError) as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return 2

@@ -232,6 +232,8 @@ def test_policy_opponent_and_language(capsys) -> None:
         (["--seat", "3"], "is not a seat"),
         (["--players", "3", "--partnership"], "partnership"),
         (["--players", "3", "--opponents", "block-2p"], "trained for"),
+        (["--hint-agent", "nobody"], "cannot be built"),
+        (["--record", "/proc/no/such/place.json"], "cannot write it"),
     ],
 )
 def test_bad_setup_is_one_line(options: list[str], words: str, capsys) -> None:
