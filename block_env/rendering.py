@@ -403,6 +403,7 @@ def tiles_of(source: object) -> object:
 
 
 TEXT = (240, 240, 230)
+BAR = (16, 64, 38)  # top and bottom bars, seat panel lines
 DIM_TEXT = (170, 200, 180)
 BACK = (48, 62, 140)  # a tile lying face down
 TURN = (255, 214, 64)  # band beside the seat to act
@@ -515,7 +516,7 @@ def render_table(
     img[:] = BACKGROUND
     over = state.result is not None
     # top bar
-    img[:HEADER] = (16, 64, 38)
+    img[:HEADER] = BAR
     mode = "PARTNERSHIP" if config.partnership else f"{n} PLAYERS"
     turn = "HAND OVER" if over else f"TO ACT: {_seat_name(config, state.current, labels)}"
     goal = f"TARGET {config.target}" if config.episode == "match" else "ONE-HAND GAME"
@@ -528,7 +529,7 @@ def render_table(
     top = HEADER + line_height
     for seat in range(n):
         y = top + seat * SEAT_ROW
-        img[y, :] = (16, 64, 38)
+        img[y, :] = BAR
         if seat == state.current and not over:
             img[y + 2 : y + SEAT_ROW - 1, :6] = TURN
         text_y = y + (SEAT_ROW - 5 * FONT_SCALE) // 2
@@ -552,7 +553,7 @@ def render_table(
             _text(img, text_y, x + CHAR_WIDTH, "PASSED " + " ".join(map(str, voids)), PASSED)
     # bottom bar
     y = top + 4 * SEAT_ROW
-    img[y:] = (16, 64, 38)
+    img[y:] = BAR
     if last_moves:
         moves = "; ".join(_move_text(config, s, a, labels) for s, a in last_moves[-3:])
         _text(img, y + 6, MARGIN, "LAST: " + moves)

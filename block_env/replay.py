@@ -91,7 +91,6 @@ def _palette(image_module: Any) -> Any:
             if name.isupper() and isinstance(value, tuple) and len(value) == 3
             if all(isinstance(c, int) and 0 <= c <= 255 for c in value)
         }
-        | {(16, 64, 38)}
     )
     flat = [c for colour in colours for c in colour]
     flat += flat[:3] * (256 - len(colours))
