@@ -388,7 +388,9 @@ def parse_answer(answer: str, legal: list[int], state: Any, tiles: Any) -> int |
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n")[0])
-    p.add_argument("--players", type=int, default=2, choices=(2, 3, 4))
+    p.add_argument(
+        "--players", type=int, default=None, choices=(2, 3, 4), help="default 2 (4 in partnership)"
+    )
     p.add_argument(
         "--opponents",
         nargs="+",
@@ -460,7 +462,7 @@ def main(argv: Sequence[str] | None = None, ask: Callable[[str], str] = input) -
                 record_path = Path(args.resume)
         else:
             config: dict[str, Any] = {
-                "num_players": args.players,
+                "num_players": args.players or (4 if args.partnership else 2),
                 "opener": args.opener,
                 "episode": args.episode,
                 "partnership": args.partnership,

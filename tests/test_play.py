@@ -48,7 +48,7 @@ def human_moves(record: dict, seat: int = 0) -> int:
         ["--players", "2", "--opponents", "rules"],
         ["--players", "3", "--opponents", "greedy", "random"],
         ["--players", "4", "--opponents", "rules", "greedy", "random"],
-        ["--players", "4", "--partnership", "--opponents", "rules"],
+        ["--partnership", "--opponents", "rules", "omniscient"],  # 4 players by default
         ["--players", "3", "--opener", "highest_double", "--seat", "2"],
     ],
     ids=["2p", "3p", "4p", "partnership", "3p-highest-double-seat2"],
