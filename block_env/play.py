@@ -8,7 +8,8 @@ Each turn shows your hand, the line with its two open ends, every seat's tile co
 values it passed on, the scores and target, the last moves and your legal moves numbered
 from 1. Answer with a number, or a tile and an end (``3-5 left``; the end may be left out
 when the tile fits only one way); ``pass`` when nothing fits; ``hint`` shows what an agent
-(``--hint-agent``, default ``rules``) would play; ``q`` saves (with ``--record``) and quits.
+(``--hint-agent``, default ``rules``; ``hint NAME`` for another) would play; ``q`` saves
+(with ``--record``) and quits.
 Anything else gets a message and the same question again. End of input saves and exits
 cleanly. Opponents are any agent name or policy that ``block_env.evaluate`` accepts.
 Output is coloured with ``rich`` when it is installed and stdout is a terminal, and plain
@@ -111,7 +112,7 @@ class Game:
         self.screen = screen
         self.record_path = record_path
         self.hint_spec = hint_spec
-        self.hint_agent: Any = None
+        self.hint_agents: dict[str, Any] = {}
         self.ask = ask
         self.tiles = rendering.tiles_of(self.raw.config)
         self.values = 1 + max(max(pair) for pair in self.tiles.tiles)
@@ -199,8 +200,8 @@ class Game:
                 self._save()
                 self.screen.say("Quit: " + self._stop_text())
                 return None
-            if choice == "hint":
-                self._hint(legal)
+            if isinstance(choice, str) and (choice == "hint" or choice.startswith("hint:")):
+                self._hint(legal, choice.partition(":")[2] or self.hint_spec)
                 continue
             if choice == "show":
                 self._show_position(seat, legal)
@@ -214,22 +215,23 @@ class Game:
         mask = self.raw.observe(self.raw.agent_selection)["action_mask"]
         return [int(a) for a in mask.nonzero()[0]]
 
-    def _hint(self, legal: list[int]) -> None:
-        if self.hint_agent is None:
+    def _hint(self, legal: list[int], spec: str) -> None:
+        """Show what agent ``spec`` would play here (built once, on its first hint)."""
+        if spec not in self.hint_agents:
             from block_env.evaluate import SetupError, build_agent
 
             try:
-                self.hint_agent = build_agent(self.hint_spec, self.raw, seed=0)
+                self.hint_agents[spec] = build_agent(spec, self.raw, seed=0)
             except SetupError as exc:
                 self.screen.say(f"No hint: {exc}", "red")
                 return
         try:
-            action = int(self.hint_agent.act(self.raw.observe(self.raw.agent_selection)))
+            action = int(self.hint_agents[spec].act(self.raw.observe(self.raw.agent_selection)))
         except Exception as exc:  # a hint is optional: say why there is none, go on
-            self.screen.say(f"No hint: {self.hint_spec} failed ({type(exc).__name__}: {exc})")
+            self.screen.say(f"No hint: {spec} failed ({type(exc).__name__}: {exc})", "red")
             return
         number = legal.index(action) + 1 if action in legal else "?"
-        self.screen.say(f"Hint ({self.hint_spec}): {number}) {self.describe(action)}", "cyan")
+        self.screen.say(f"Hint ({spec}): {number}) {self.describe(action)}", "cyan")
 
     def _show_position(self, seat: int, legal: list[int]) -> None:
         raw, game, say = self.raw, self.raw.game, self.screen.say
@@ -330,8 +332,9 @@ class Game:
 
 
 def parse_answer(answer: str, legal: list[int], state: Any, tiles: Any) -> int | str:
-    """An answer to "your move": a legal action id, ``"quit"``, ``"hint"``, ``"show"``, or
-    a message (any other string) saying what was wrong and what is allowed."""
+    """An answer to "your move": a legal action id, ``"quit"``, ``"hint"`` (``"hint:NAME"``
+    for ``hint NAME``), ``"show"``, or a
+    message (any other string) saying what was wrong and what is allowed."""
     text = " ".join(answer.strip().lower().split())
     count = len(legal)
     allowed = (
@@ -342,6 +345,8 @@ def parse_answer(answer: str, legal: list[int], state: Any, tiles: Any) -> int |
         return "quit"
     if text in ("hint", "h"):
         return "hint"
+    if text.startswith("hint "):
+        return "hint:" + answer.strip().split(None, 1)[1].strip()
     if text in ("show", "s", "?", "help"):
         return "show"
     if not text:

@@ -151,6 +151,7 @@ def test_parse_answer_tile_forms() -> None:
     assert play.parse_answer(str(len(legal)), legal, state, tiles) == legal[-1]
     assert play.parse_answer(" Q ", legal, state, tiles) == "quit"
     assert play.parse_answer("hint", legal, state, tiles) == "hint"
+    assert play.parse_answer("hint pimc-20", legal, state, tiles) == "hint:pimc-20"
 
 
 def test_hint_shows_the_agents_move(capsys) -> None:
@@ -161,6 +162,14 @@ def test_hint_shows_the_agents_move(capsys) -> None:
     assert hint is not None
     number, text = int(hint.group(1)), hint.group(2)
     assert re.search(rf"^  {number}\) {re.escape(text)}$", out, re.MULTILINE)
+
+
+def test_hint_by_another_agent(capsys) -> None:
+    answers = Answers(["hint greedy", "hint nobody", "q"])
+    assert play.main(["--seed", "2", "--episode", "hand"], ask=answers) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"Hint \(greedy\): \d+\) ", out)
+    assert "No hint: agent 'nobody' cannot be built" in out
 
 
 def test_q_saves_and_resume_continues_the_same_game(tmp_path: Path, capsys) -> None:
