@@ -14,13 +14,72 @@ from math import comb
 
 import numpy as np
 
-from block_env.observation import FIELDS, MAX_SEATS, OBS_DIM
-from block_env.tiles import ALL_TILES, NUM_TILES, PASS, PIPS, TILES, TILES_WITH_VALUE
+from block_env.observation import MAX_SEATS, layout_for_dim, obs_dim_for
+from block_env.tiles import PIP_RANGE, tile_set
 
 __all__ = ["GreedyAgent", "RandomAgent", "RuleAgent"]
 
-# Pip sum of the tile each action places; pass ranks below every tile.
-_ACTION_PIPS = np.array([PIPS[a // 2] for a in range(PASS)] + [-1], dtype=np.int64)
+
+class _Tables:
+    """The lookup tables of one tile set (the bots read the set from the observation's
+    length: see ``block_env.observation.layout_for_dim``)."""
+
+    def __init__(self, obs_dim: int) -> None:
+        lay = layout_for_dim(obs_dim)
+        ts = lay.tiles
+        fields = lay.fields
+        t, v = ts.num_tiles, ts.num_values
+        self.tiles, self.pips, self.all_tiles = ts.tiles, ts.pips, ts.all_tiles
+        # Pip sum of the tile each action places; pass ranks below every tile.
+        self.action_pips = np.array(
+            [ts.pips[a // 2] for a in range(ts.pass_action)] + [-1], dtype=np.int64
+        )
+        # One matrix product turns the observation into the few numbers the rule bot needs:
+        # column 0 hand mask, 1 line mask, 2 left end, 3 right end, 4 empty-line flag,
+        # 5..8 tile counts by relative seat, 9..12 void masks by relative seat, 13 seats in
+        # play, 14 partnership flag. Masks are sums of powers of two (exact in float64).
+        read = np.zeros((lay.dim, _COLS), dtype=np.float64)
+        read[fields["hand"], 0] = 2.0 ** np.arange(t)
+        read[fields["line"], 1] = 2.0 ** np.arange(t)
+        read[fields["left_end"], 2] = np.arange(v)
+        read[fields["right_end"], 3] = np.arange(v)
+        read[fields["empty_line"], 4] = 1
+        for r in range(MAX_SEATS):
+            read[fields["tile_counts"].start + r, 5 + r] = 1
+            start = fields["voids"].start + v * r
+            read[start : start + v, 9 + r] = 2.0 ** np.arange(v)
+        read[fields["seats"], 13] = 1
+        read[fields["partnership"], 14] = 1
+        self.read = read
+        # Value mask of each tile's two halves.
+        self.tile_values = tuple((1 << a) | (1 << b) for a, b in ts.tiles)
+        # Tiles that show at least one value of a value set.
+        self.tiles_with_any: list[int] = []
+        for m in range(1 << v):
+            acc = 0
+            for val in range(v):
+                if m >> val & 1:
+                    acc |= ts.with_value[val]
+            self.tiles_with_any.append(acc)
+
+
+_COLS = 15
+_TABLES: dict[int, _Tables] = {}
+
+
+def _tables(obs_dim: int) -> _Tables:
+    """The tables for observations of length ``obs_dim`` (built once per set)."""
+    tables = _TABLES.get(obs_dim)
+    if tables is None:
+        tables = _TABLES[obs_dim] = _Tables(obs_dim)
+    return tables
+
+
+# Pip sum placed by each action, by the action count 2T+1 of each set (a mask's length).
+_ACTION_PIPS_BY_WIDTH = {
+    tile_set(n).num_actions: _tables(obs_dim_for(tile_set(n).num_tiles, n + 1)).action_pips
+    for n in PIP_RANGE
+}
 
 
 def _legal(observation: Mapping[str, np.ndarray]) -> np.ndarray:
@@ -49,64 +108,45 @@ class GreedyAgent:
     def act(self, observation: Mapping[str, np.ndarray]) -> int:
         legal = _legal(observation)
         # argmax returns the first maximum and ``legal`` is ascending: lowest id wins ties.
-        return int(legal[np.argmax(_ACTION_PIPS[legal])])
+        pips = _ACTION_PIPS_BY_WIDTH.get(len(observation["action_mask"]))
+        if pips is None:
+            raise ValueError(
+                f"an action mask of length {len(observation['action_mask'])} is no tile set's: "
+                f"use one of {sorted(_ACTION_PIPS_BY_WIDTH)} (2T+1 for T tiles)"
+            )
+        return int(legal[np.argmax(pips[legal])])
 
 
-# --- reading the observation vector ---------------------------------------------------
-# One matrix product turns the observation into the few numbers the rule bot needs:
-# column 0 hand mask, 1 line mask, 2 left end, 3 right end, 4 empty-line flag,
-# 5..8 tile counts by relative seat, 9..12 void masks by relative seat, 13 seats in play,
-# 14 partnership flag. Masks are sums of powers of two (exact in float64).
-_COLS = 15
-_READ = np.zeros((OBS_DIM, _COLS), dtype=np.float64)
-_READ[FIELDS["hand"], 0] = 2.0 ** np.arange(NUM_TILES)
-_READ[FIELDS["line"], 1] = 2.0 ** np.arange(NUM_TILES)
-_READ[FIELDS["left_end"], 2] = np.arange(7)
-_READ[FIELDS["right_end"], 3] = np.arange(7)
-_READ[FIELDS["empty_line"], 4] = 1
-for _r in range(MAX_SEATS):
-    _READ[FIELDS["tile_counts"].start + _r, 5 + _r] = 1
-    _v = FIELDS["voids"].start + 7 * _r
-    _READ[_v : _v + 7, 9 + _r] = 2.0 ** np.arange(7)
-_READ[FIELDS["seats"], 13] = 1
-_READ[FIELDS["partnership"], 14] = 1
-
-# Value mask (7 bits) of each tile's two halves, and "tile shows value v" masks.
-_TILE_VALUES = tuple((1 << a) | (1 << b) for a, b in TILES)
 _POPCOUNT7 = tuple(bin(m).count("1") for m in range(128))
-# Tiles that show at least one value of a 7-bit value set.
-_TILES_WITH_ANY: list[int] = []
-for _m in range(128):
-    _acc = 0
-    for _val in range(7):
-        if _m >> _val & 1:
-            _acc |= TILES_WITH_VALUE[_val]
-    _TILES_WITH_ANY.append(_acc)
 
 
-def _values_of(mask: int) -> int:
-    """7-bit set of the values shown on the tiles of ``mask``."""
+def _values_of(mask: int, tile_values: tuple[int, ...]) -> int:
+    """The set of the values shown on the tiles of ``mask`` (a bit mask of values)."""
     out = 0
     while mask:
         low = mask & -mask
-        out |= _TILE_VALUES[low.bit_length() - 1]
+        out |= tile_values[low.bit_length() - 1]
         mask ^= low
     return out
 
 
-def _pips_of(mask: int) -> int:
+def _pips_of(mask: int, pips: tuple[int, ...]) -> int:
     total = 0
     while mask:
         low = mask & -mask
-        total += PIPS[low.bit_length() - 1]
+        total += pips[low.bit_length() - 1]
         mask ^= low
     return total
 
 
+_MAX_HAND = 14  # the largest hand any set allows (28 tiles between two players)
 # _NONE[u][m][k]: chance that k tiles drawn from u candidates miss all m "matching" ones.
 _NONE = [
-    [[comb(u - m, k) / comb(u, k) if k <= u else 0.0 for k in range(8)] for m in range(u + 1)]
-    for u in range(NUM_TILES + 1)
+    [
+        [comb(u - m, k) / comb(u, k) if k <= u else 0.0 for k in range(_MAX_HAND + 1)]
+        for m in range(u + 1)
+    ]
+    for u in range(28 + 1)
 ]
 
 
@@ -160,7 +200,9 @@ class RuleAgent:
         legal = _legal(observation).tolist()
         if len(legal) == 1:
             return legal[0]
-        v = (observation["observation"] @ _READ).tolist()
+        obs = observation["observation"]
+        tab = _tables(obs.shape[-1])
+        v = (obs @ tab.read).tolist()
         hand, line = int(v[0]), int(v[1])
         empty = v[4] > 0.5
         left, right = int(v[2]), int(v[3])
@@ -170,18 +212,19 @@ class RuleAgent:
         partnership = v[14] > 0.5
         w = self.weights
 
-        unseen = ALL_TILES & ~hand & ~line
+        tiles_with_any, tile_values, pips = tab.tiles_with_any, tab.tile_values, tab.pips
+        unseen = tab.all_tiles & ~hand & ~line
         # Tiles the next seat may hold: unseen ones showing none of its void values.
-        next_cands = unseen & ~_TILES_WITH_ANY[voids[1]]
+        next_cands = unseen & ~tiles_with_any[voids[1]]
         n_next = next_cands.bit_count()
         k_next = counts[1]
         unseen_n = unseen.bit_count()
-        mean = _pips_of(unseen) / unseen_n if unseen_n else 0.0
+        mean = _pips_of(unseen, pips) / unseen_n if unseen_n else 0.0
 
         best, best_score = legal[0], -1e18
         for action in legal:
             tile, end = divmod(action, 2)
-            a, b = TILES[tile]
+            a, b = tab.tiles[tile]
             rest = hand & ~(1 << tile)
             if rest == 0:
                 return action  # domino
@@ -192,19 +235,20 @@ class RuleAgent:
             else:
                 new_l, new_r = left, (b if a == right else a)
             ends = (1 << new_l) | (1 << new_r)
-            fits = _TILES_WITH_ANY[ends]
-            held = _values_of(rest)
+            fits = tiles_with_any[ends]
+            held = _values_of(rest, tile_values)
             score = w["pips"] * (a + b) + w["variety"] * _POPCOUNT7[held]
             if a == b:
                 score += w["double"]
             score += w["follow"] * _POPCOUNT7[held & ends]
             m = (next_cands & fits).bit_count()
-            p_pass = _NONE[n_next][m][min(k_next, 7)]
+            p_pass = _NONE[n_next][m][min(k_next, _MAX_HAND)]
             score += w["pass"] * p_pass
             score += w["follow_tiles"] * (rest & fits).bit_count()
             if not (unseen & fits) and not (rest & fits):
                 # Nobody can place any more: the hand blocks on this move.
-                score += w["block"] * _block_margin(_pips_of(rest), counts, n, partnership, mean)
+                margin = _block_margin(_pips_of(rest, pips), counts, n, partnership, mean)
+                score += w["block"] * margin
             if score > best_score:
                 best, best_score = action, score
         return best

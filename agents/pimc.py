@@ -26,20 +26,23 @@ import numpy as np
 
 from agents.solver import Position, action_values, best_action
 from block_env.config import BlockConfig
-from block_env.observation import FIELDS, OBS_DIM
+from block_env.observation import layout_for_dim
 from block_env.rules import EMPTY
-from block_env.tiles import ALL_TILES, NUM_TILES, TILES_WITH_VALUE
+from block_env.tiles import MAX_PIP, tile_set
 
 __all__ = ["Knowledge", "PIMCAgent", "count_worlds", "read_observation", "sample_world"]
 
-# _TILES_SHOWING[m]: tiles showing at least one value of the 7-bit value set m.
-_TILES_SHOWING = [0] * 128
-for _m in range(128):
-    for _v in range(7):
-        if _m >> _v & 1:
-            _TILES_SHOWING[_m] |= TILES_WITH_VALUE[_v]
-_BITS28 = 1 << np.arange(NUM_TILES, dtype=np.int64)
-_BITS7 = 1 << np.arange(7, dtype=np.int64)
+_BITS = 1 << np.arange(28, dtype=np.int64)  # bit of each tile (or value) index
+
+
+def _tiles_showing(values: int, max_pip: int) -> int:
+    """Tiles of the set showing at least one value of the value set ``values`` (a bit mask)."""
+    with_value = tile_set(max_pip).with_value
+    out = 0
+    for v, tiles in enumerate(with_value):
+        if values >> v & 1:
+            out |= tiles
+    return out
 
 
 class Knowledge(NamedTuple):
@@ -52,36 +55,42 @@ class Knowledge(NamedTuple):
     left: int  # open ends, EMPTY before the opening
     right: int
     counts: tuple[int, ...]  # tiles in hand by relative seat
-    voids: tuple[int, ...]  # 7-bit value sets each relative seat showed lacking
+    voids: tuple[int, ...]  # (N+1)-bit value sets each relative seat showed lacking
     out_of_play: int  # number of tiles nobody holds this hand
+    max_pip: int = MAX_PIP  # the tile set: [0|0]..[N|N]
 
 
 def read_observation(obs: np.ndarray) -> Knowledge:
-    """The ``Knowledge`` in one observation vector (``observation['observation']``)."""
+    """The ``Knowledge`` in one observation vector (``observation['observation']``) of any
+    tile set (its length identifies the set)."""
     obs = np.asarray(obs)
-    if obs.shape != (OBS_DIM,):
-        raise ValueError(f"expected an observation vector of shape ({OBS_DIM},), got {obs.shape}")
-    n = int(obs[FIELDS["seats"]].sum())
-    hand = int(_BITS28[obs[FIELDS["hand"]] > 0.5].sum())
-    line = int(_BITS28[obs[FIELDS["line"]] > 0.5].sum())
-    if obs[FIELDS["empty_line"]][0] > 0.5:
+    if obs.ndim != 1:
+        raise ValueError(f"expected an observation vector, got shape {obs.shape}")
+    lay = layout_for_dim(obs.shape[0])
+    fields = lay.fields
+    t, v = lay.tiles.num_tiles, lay.num_values
+    n = int(obs[fields["seats"]].sum())
+    hand = int(_BITS[:t][obs[fields["hand"]] > 0.5].sum())
+    line = int(_BITS[:t][obs[fields["line"]] > 0.5].sum())
+    if obs[fields["empty_line"]][0] > 0.5:
         left = right = EMPTY
     else:
-        left = int(np.argmax(obs[FIELDS["left_end"]]))
-        right = int(np.argmax(obs[FIELDS["right_end"]]))
-    counts = tuple(int(c) for c in obs[FIELDS["tile_counts"]][:n])
-    voids_bits = obs[FIELDS["voids"]].reshape(-1, 7)[:n] > 0.5
-    voids = tuple(int(_BITS7[row].sum()) for row in voids_bits)
+        left = int(np.argmax(obs[fields["left_end"]]))
+        right = int(np.argmax(obs[fields["right_end"]]))
+    counts = tuple(int(c) for c in obs[fields["tile_counts"]][:n])
+    voids_bits = obs[fields["voids"]].reshape(-1, v)[:n] > 0.5
+    voids = tuple(int(_BITS[:v][row].sum()) for row in voids_bits)
     return Knowledge(
         num_players=n,
-        partnership=bool(obs[FIELDS["partnership"]][0] > 0.5),
+        partnership=bool(obs[fields["partnership"]][0] > 0.5),
         hand=hand,
         line=line,
         left=left,
         right=right,
         counts=counts,
         voids=voids,
-        out_of_play=int(obs[FIELDS["out_of_play"]][0]),
+        out_of_play=int(obs[fields["out_of_play"]][0]),
+        max_pip=lay.tiles.max_pip,
     )
 
 
@@ -93,7 +102,8 @@ class _Classes(NamedTuple):
 
 def _classes(know: Knowledge) -> _Classes:
     n = know.num_players
-    unseen = ALL_TILES & ~know.hand & ~know.line
+    ts = tile_set(know.max_pip)
+    unseen = ts.all_tiles & ~know.hand & ~know.line
     caps = (*know.counts[1:], know.out_of_play)
     if unseen.bit_count() != sum(caps):
         raise ValueError(
@@ -101,9 +111,9 @@ def _classes(know: Knowledge) -> _Classes:
             f"counts {list(know.counts[1:])} and {know.out_of_play} out of play add to {sum(caps)}"
         )
     m = n - 1
-    banned = [_TILES_SHOWING[know.voids[r]] for r in range(1, n)]
+    banned = [_tiles_showing(know.voids[r], know.max_pip) for r in range(1, n)]
     by_allowed: dict[int, list[int]] = {}
-    for t in range(NUM_TILES):
+    for t in range(ts.num_tiles):
         if unseen >> t & 1:
             allowed = sum(1 << i for i in range(m) if not banned[i] >> t & 1)
             by_allowed.setdefault(allowed, []).append(t)
@@ -226,13 +236,15 @@ class PIMCAgent:
         self.worlds = worlds
         self.time_budget = time_budget
         self.rng = random.Random(seed)
-        self._configs: dict[tuple[int, bool], BlockConfig] = {}
+        self._configs: dict[tuple[int, bool, int], BlockConfig] = {}
         self.last_worlds = 0  # worlds solved for the last decision (0: forced move)
 
-    def _config(self, n: int, partnership: bool) -> BlockConfig:
-        key = (n, partnership)
+    def _config(self, n: int, partnership: bool, max_pip: int = MAX_PIP) -> BlockConfig:
+        key = (n, partnership, max_pip)
         if key not in self._configs:
-            self._configs[key] = BlockConfig(num_players=n, partnership=partnership)
+            self._configs[key] = BlockConfig(
+                num_players=n, partnership=partnership, max_pip=max_pip
+            )
         return self._configs[key]
 
     def act(self, observation: Mapping[str, np.ndarray]) -> int:
@@ -243,7 +255,7 @@ class PIMCAgent:
         if legal.size == 1:
             return int(legal[0])
         know = read_observation(observation["observation"])
-        config = self._config(know.num_players, know.partnership)
+        config = self._config(know.num_players, know.partnership, know.max_pip)
         sampler = _Sampler(know)
         start = time.perf_counter()
         legal_set = {int(a) for a in legal}
@@ -262,4 +274,4 @@ class PIMCAgent:
             for a, v in values.items():
                 totals[a] += v
             self.last_worlds = i + 1
-        return best_action(totals)
+        return best_action(totals, config.tiles)

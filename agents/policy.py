@@ -1,19 +1,22 @@
 """Trained policies: the masked actor-critic network, the agent that plays it, and ``load``.
 
 The network reads the seat-relative observation vector of ``block_env.observation`` (divided
-by ``OBS_SCALE`` inside the model, so callers pass raw observations) and returns 57 action
-logits and a state value. Illegal actions get the logit ``torch.finfo(dtype).min`` (not
-``-inf``, which turns into NaN in softmax/entropy arithmetic), so they have probability 0.
+by ``OBS_SCALE`` inside the model, so callers pass raw observations) and returns 2T+1
+action logits (57 for the standard 28 tiles) and a state value. Illegal actions get the
+logit ``torch.finfo(dtype).min`` (not ``-inf``, which turns into NaN in softmax/entropy
+arithmetic), so they have probability 0.
 
 Policy file format (a dict, read with ``torch.load(weights_only=True)``)::
 
     {"format": "block-policy/1", "weights": state_dict, "net": {hidden, activation,
      shared, use_scores, privileged_critic}, "actor_only": bool, "obs_dim": 122,
      "num_actions": 57, "meta": {...}, "game": {num_players, opener, episode,
-     partnership, target_score, reward}}
+     partnership, target_score, reward[, max_pip, hand_size]}}
 
 ``"game"`` is the env configuration the policy was trained for (the keywords of
-``block_env.raw_env``), so an evaluation can refuse a policy made for another game; files
+``block_env.raw_env``; ``max_pip`` and ``hand_size`` only for a set or hand size other than
+the default), so an evaluation can refuse a policy made for another game; ``obs_dim`` and
+``num_actions`` follow the tile set (2T + 6(N+1) + 24 and 2T+1); files
 written before it existed have no ``"game"`` and still load (``PolicyAgent.game`` is None).
 Training checkpoints hold the same dict under ``"policy"``, so ``load`` takes either.
 """
@@ -29,9 +32,9 @@ import numpy as np
 import torch
 from torch import nn
 
-from block_env.config import BlockConfig
-from block_env.observation import FIELDS, OBS_DIM, OBS_SCALE
-from block_env.tiles import NUM_ACTIONS, NUM_TILES
+from block_env.config import BlockConfig, default_hand_size
+from block_env.observation import OBS_DIM, layout_for_dim, obs_dim_for
+from block_env.tiles import MAX_PIP, NUM_ACTIONS, NUM_TILES, tile_set
 
 FORMAT = "block-policy/1"
 POLICY_DIR = Path(__file__).resolve().parent / "policies"
@@ -42,10 +45,17 @@ SHIPPED: dict[str, str] = {
 }
 ACTIVATIONS: dict[str, type[nn.Module]] = {"relu": nn.ReLU, "tanh": nn.Tanh, "gelu": nn.GELU}
 GAME_KEYS = ("num_players", "opener", "episode", "partnership", "target_score", "reward")
+SET_KEYS = ("max_pip", "hand_size")  # recorded only when not the default set and hand size
 EXPECTED_FILE = "a block-env policy or train.py checkpoint written by torch.save"
 
 
 PRIV_DIM = 3 * NUM_TILES  # the other seats' hands (relative seats 1..3), critic only
+# (3T for a set of T tiles: ``priv_dim``)
+
+
+def priv_dim(max_pip: int = MAX_PIP) -> int:
+    """Length of the privileged critic input for the set [0|0]..[N|N]: 3T."""
+    return 3 * tile_set(max_pip).num_tiles
 
 
 @dataclass(frozen=True)
@@ -91,34 +101,42 @@ def _init(layer: nn.Linear, gain: float) -> nn.Linear:
     return layer
 
 
-def privileged_features(hands: np.ndarray, seat: np.ndarray) -> np.ndarray:
-    """(B, PRIV_DIM) float32: the tiles of relative seats 1, 2, 3 of ``seat`` (zeros for
-    absent seats), from ``hands`` (B, n) 28-bit masks by absolute seat. Critic input only."""
+def privileged_features(
+    hands: np.ndarray, seat: np.ndarray, num_tiles: int = NUM_TILES
+) -> np.ndarray:
+    """(B, 3T) float32: the tiles of relative seats 1, 2, 3 of ``seat`` (zeros for absent
+    seats), from ``hands`` (B, n) T-bit masks by absolute seat. Critic input only."""
     hands = np.asarray(hands, dtype=np.int64)
     b, n = hands.shape
-    out = np.zeros((b, 3, NUM_TILES), dtype=np.float32)
+    out = np.zeros((b, 3, num_tiles), dtype=np.float32)
     rows = np.arange(b)
-    shifts = np.arange(NUM_TILES, dtype=np.int64)
+    shifts = np.arange(num_tiles, dtype=np.int64)
     for r in range(1, n):
         other = hands[rows, (np.asarray(seat) + r) % n]
         out[:, r - 1] = (other[:, None] >> shifts) & 1
-    return out.reshape(b, PRIV_DIM)
+    return out.reshape(b, 3 * num_tiles)
 
 
 class ActorCritic(nn.Module):
-    """Masked actor-critic MLP over the raw observation vector."""
+    """Masked actor-critic MLP over the raw observation vector of one tile set
+    (``max_pip``; the input and output sizes follow the set)."""
 
-    def __init__(self, net: NetConfig | None = None) -> None:
+    def __init__(self, net: NetConfig | None = None, max_pip: int = MAX_PIP) -> None:
         super().__init__()
         self.net = net or NetConfig()
-        scale = 1.0 / OBS_SCALE.astype(np.float32)
+        ts = tile_set(max_pip)
+        self.max_pip = ts.max_pip
+        self.obs_dim = obs_dim_for(ts.num_tiles, ts.num_values)
+        self.num_actions = ts.num_actions
+        lay = layout_for_dim(self.obs_dim)
+        scale = 1.0 / lay.scale.astype(np.float32)
         if not self.net.use_scores:
-            scale[FIELDS["scores"]] = 0.0
-            scale[FIELDS["target"]] = 0.0
+            scale[lay.fields["scores"]] = 0.0
+            scale[lay.fields["target"]] = 0.0
         self.register_buffer("in_scale", torch.as_tensor(scale))
         act = ACTIVATIONS[self.net.activation]
-        sizes = [OBS_DIM, *self.net.hidden]
-        critic_in = OBS_DIM + (PRIV_DIM if self.net.privileged_critic else 0)
+        sizes = [self.obs_dim, *self.net.hidden]
+        critic_in = self.obs_dim + (3 * ts.num_tiles if self.net.privileged_critic else 0)
         gain = float(np.sqrt(2.0)) if self.net.activation != "tanh" else 1.0
         self.actor_body = _mlp(sizes, act)
         self.critic_body = None if self.net.shared else _mlp([critic_in, *sizes[1:]], act)
@@ -126,14 +144,14 @@ class ActorCritic(nn.Module):
             for m in body.modules() if body is not None else ():
                 if isinstance(m, nn.Linear):
                     _init(m, gain)
-        self.policy_head = _init(nn.Linear(sizes[-1], NUM_ACTIONS), 0.01)
+        self.policy_head = _init(nn.Linear(sizes[-1], self.num_actions), 0.01)
         self.value_head = _init(nn.Linear(sizes[-1], 1), 1.0)
 
     def forward(
         self, obs: torch.Tensor, priv: torch.Tensor | None = None
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        """(unmasked logits (B, 57), values (B,)) for raw observations (B, OBS_DIM);
-        ``priv`` (B, PRIV_DIM) is required with a privileged critic."""
+        """(unmasked logits (B, 2T+1), values (B,)) for raw observations (B, OBS_DIM);
+        ``priv`` (B, 3T) is required with a privileged critic."""
         x = obs * self.in_scale
         h = self.actor_body(x)
         if self.critic_body is None:
@@ -193,23 +211,30 @@ CRITIC_PREFIXES = ("critic_body.", "value_head.")
 
 def game_config(game: Mapping[str, Any] | BlockConfig) -> dict[str, Any]:
     """The env configuration a policy was trained for, as a dict of the six ``raw_env``
-    keywords ``GAME_KEYS``: from a ``BlockConfig`` or a dict holding exactly those keys
-    (all of them: a guessed default would be stored as a fact), validated by
-    ``BlockConfig``. ValueError names a missing or unknown key or a bad value."""
+    keywords ``GAME_KEYS``, plus ``max_pip`` and ``hand_size`` (``SET_KEYS``) when the tile
+    set or hand size is not the default: from a ``BlockConfig`` or a dict holding exactly
+    those keys (all six: a guessed default would be stored as a fact; the set keys may be
+    left out for the default set), validated by ``BlockConfig``. ValueError names a missing
+    or unknown key or a bad value."""
     if isinstance(game, BlockConfig):
         cfg = game
     else:
         if not isinstance(game, Mapping):
             raise ValueError(f"game={game!r} is not allowed: use a dict of {', '.join(GAME_KEYS)}")
-        unknown = sorted(str(k) for k in game if k not in GAME_KEYS)
+        unknown = sorted(str(k) for k in game if k not in GAME_KEYS + SET_KEYS)
         missing = [k for k in GAME_KEYS if k not in game]
         if unknown or missing:
             raise ValueError(
                 f"game {dict(game)!r} has unknown key(s) {unknown} and lacks {missing}: "
-                f"give exactly {', '.join(GAME_KEYS)}"
+                f"give exactly {', '.join(GAME_KEYS)} (and {', '.join(SET_KEYS)} for a "
+                "set or hand size other than the default)"
             )
         cfg = BlockConfig(**dict(game))
-    return {k: getattr(cfg, k) for k in GAME_KEYS}
+    out = {k: getattr(cfg, k) for k in GAME_KEYS}
+    default_hand = default_hand_size(cfg.num_players, cfg.partnership, cfg.max_pip)
+    if cfg.max_pip != MAX_PIP or cfg.hand_size != default_hand:
+        out.update(max_pip=cfg.max_pip, hand_size=cfg.hand_size)
+    return out
 
 
 def policy_dict(
@@ -232,8 +257,8 @@ def policy_dict(
         "actor_only": actor_only,
         "weights": weights,
         "net": net,
-        "obs_dim": OBS_DIM,
-        "num_actions": NUM_ACTIONS,
+        "obs_dim": model.obs_dim,
+        "num_actions": model.num_actions,
         "meta": dict(meta or {}),
     }
     if game_entry is not None:
@@ -282,15 +307,17 @@ def model_from_dict(data: Mapping[str, Any]) -> ActorCritic:
     data = _policy_entry(data)
     if data.get("format") != FORMAT:
         raise ValueError(f"not a block-env policy (format {data.get('format')!r}, want {FORMAT!r})")
-    if data.get("obs_dim") != OBS_DIM or data.get("num_actions") != NUM_ACTIONS:
+    sizes = _set_of_sizes(data.get("obs_dim"), data.get("num_actions"))
+    if sizes is None:
         raise ValueError(
             f"policy was trained for obs_dim={data.get('obs_dim')}, "
-            f"num_actions={data.get('num_actions')}; this block-env has {OBS_DIM}, {NUM_ACTIONS}"
+            f"num_actions={data.get('num_actions')}; this block-env has {OBS_DIM}, {NUM_ACTIONS} "
+            "for the standard set (2T + 6(N+1) + 24 and 2T+1 for the set [0|0]..[N|N])"
         )
     try:
         net = dict(data["net"])
         net["hidden"] = tuple(net["hidden"])
-        model = ActorCritic(NetConfig(**net))
+        model = ActorCritic(NetConfig(**net), max_pip=sizes)
         weights = data["weights"]
         if data.get("actor_only", False):
             missing, unexpected = model.load_state_dict(weights, strict=False)
@@ -304,6 +331,15 @@ def model_from_dict(data: Mapping[str, Any]) -> ActorCritic:
         ) from exc
     model.eval()
     return model
+
+
+def _set_of_sizes(obs_dim: Any, num_actions: Any) -> int | None:
+    """The ``max_pip`` whose observation length and action count these are, or None."""
+    for n in range(2, MAX_PIP + 1):
+        ts = tile_set(n)
+        if (obs_dim, num_actions) == (obs_dim_for(ts.num_tiles, ts.num_values), ts.num_actions):
+            return n
+    return None
 
 
 def _one_line(exc: BaseException, limit: int = 240) -> str:
@@ -407,6 +443,12 @@ class PolicyAgent:
     def act_batch(self, obs: np.ndarray | torch.Tensor, mask: np.ndarray | torch.Tensor) -> Any:
         """Actions for a batch: numpy in, numpy out; torch in, torch out (on the same device)."""
         is_np = not isinstance(obs, torch.Tensor)
+        if obs.shape[-1] != self.model.obs_dim:
+            raise ValueError(
+                f"{self.name} plays the set max_pip={self.model.max_pip} (observations of "
+                f"length {self.model.obs_dim}) but got observations of length {obs.shape[-1]}: "
+                "it was trained for another tile set"
+            )
         o = torch.as_tensor(obs, dtype=torch.float32, device=self.device)
         m = torch.as_tensor(mask, device=self.device)
         masked = self.model.masked_logits(o, m)

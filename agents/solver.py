@@ -12,10 +12,10 @@ to one seat, i.e. its points margin.
   and every other seat is assumed to minimise it, which makes it a two-sided game that
   alpha-beta solves exactly.
 
-The search runs on bitmasks (one 28-bit int per hand, the two end values, the seat to
-act) and never builds a ``rules.State``; the tests check it against a plain minimax on
-``rules.apply_action``. It uses a transposition table of value bounds keyed on (hands,
-unordered ends, seat to act: voids do not matter when every hand is known), move ordering
+The search runs on bitmasks (one T-bit int per hand for a set of T tiles, the two end
+values, the seat to act) and never builds a ``rules.State``; the tests check it against a
+plain minimax on ``rules.apply_action``. It uses a transposition table of value bounds keyed
+on (hands, unordered ends, seat to act: voids do not matter when every hand is known), move ordering
 (table move first, then moves the next seat cannot follow, then heavy tiles), pip bounds
 (a side can win at most the other side's pips and lose at most its own) and MTD(f)
 null-window searches for exact values. ``solve`` solves the first root move exactly and
@@ -34,7 +34,7 @@ from typing import NamedTuple
 
 from block_env.config import BlockConfig
 from block_env.rules import EMPTY, State
-from block_env.tiles import NUM_TILES, PASS, PIPS, TILES, TILES_WITH_VALUE
+from block_env.tiles import STANDARD, TileSet
 
 __all__ = [
     "Position",
@@ -47,18 +47,33 @@ __all__ = [
 ]
 
 _INF = 1 << 30
-_TWV = TILES_WITH_VALUE
-# _OTHER[8 * t + v]: the half of tile t left open when its v half is matched (-1: no match).
-_OTHER = [-1] * (8 * NUM_TILES)
-for _t, (_a, _b) in enumerate(TILES):
-    _OTHER[8 * _t + _a] = _b
-    _OTHER[8 * _t + _b] = _a
 # Low end first: the key of a position does not depend on which end is called left.
 _END_CODE = [[min(x, y) * 8 + max(x, y) for y in range(7)] for x in range(7)]
+_KEY_BITS = 28  # bits per seat in the hands key (T <= 28 in every set)
+
+
+def _other_table(tiles: TileSet) -> list[int]:
+    """other[8 * t + v]: the half of tile t left open when its v half is matched (-1: no
+    match), for the tiles of one set."""
+    other = [-1] * (8 * tiles.num_tiles)
+    for t, (a, b) in enumerate(tiles.tiles):
+        other[8 * t + a] = b
+        other[8 * t + b] = a
+    return other
+
+
+_OTHER_TABLES: dict[int, list[int]] = {}
+
+
+def _other(tiles: TileSet) -> list[int]:
+    table = _OTHER_TABLES.get(tiles.max_pip)
+    if table is None:
+        table = _OTHER_TABLES[tiles.max_pip] = _other_table(tiles)
+    return table
 
 
 class Position(NamedTuple):
-    """What the solver needs of a hand in progress: every hand (28-bit masks by seat), the
+    """What the solver needs of a hand in progress: every hand (tile masks by seat), the
     open ends (``EMPTY`` before the opening), the seat to act and, before the opening, the
     tile the opening must be (-1 when any tile may open)."""
 
@@ -87,26 +102,30 @@ def position_from_state(state: State) -> Position:
 
 def _check(config: BlockConfig, pos: Position) -> None:
     n = config.num_players
+    ts = config.tiles
     if len(pos.hands) != n:
         raise ValueError(f"position has {len(pos.hands)} hands: the config has {n} players")
     if not 0 <= pos.current < n:
         raise ValueError(f"current seat {pos.current} is not a seat: use 0..{n - 1}")
     seen = 0
     for s, h in enumerate(pos.hands):
-        if h < 0 or h >> NUM_TILES:
-            raise ValueError(f"hand {s} = {h!r} is not a 28-bit tile mask")
+        if h < 0 or h >> ts.num_tiles:
+            raise ValueError(
+                f"hand {s} = {h!r} is not a tile mask of the set ({ts.num_tiles} tiles)"
+            )
         if h & seen:
             raise ValueError(f"hand {s} shares tiles with another hand")
         seen |= h
     if not pos.hands[pos.current]:
         raise ValueError(f"seat {pos.current} holds no tile: the hand is already over")
     empty = pos.left == EMPTY
-    if empty != (pos.right == EMPTY) or not (empty or (0 <= pos.left < 7 and 0 <= pos.right < 7)):
+    v = ts.num_values
+    if empty != (pos.right == EMPTY) or not (empty or (0 <= pos.left < v and 0 <= pos.right < v)):
         raise ValueError(
-            f"ends ({pos.left}, {pos.right}) are not allowed: use values 0..6, or both EMPTY"
+            f"ends ({pos.left}, {pos.right}) are not allowed: use values 0..{v - 1}, or both EMPTY"
         )
     if not empty:
-        open_values = _TWV[pos.left] | _TWV[pos.right]
+        open_values = ts.with_value[pos.left] | ts.with_value[pos.right]
         if not seen & open_values:
             raise ValueError("no seat can place on these ends: the hand is already blocked")
     elif pos.opening_tile >= 0 and not pos.hands[pos.current] >> pos.opening_tile & 1:
@@ -132,7 +151,13 @@ class _Search:
         self.pos = pos
         self.tt: dict[int, tuple[int, int, int]] = {}
         self.hands = list(pos.hands)
-        self.pips = [sum(PIPS[t] for t in range(NUM_TILES) if h >> t & 1) for h in pos.hands]
+        ts = config.tiles
+        self.tileset = ts
+        self.twv = ts.with_value
+        self.other = _other(ts)
+        self.tile_pips = ts.pips
+        self.pass_action = ts.pass_action
+        self.pips = [ts.pip_total(h) for h in pos.hands]
         self.teams = teams
         self.side = side
         self.nxt = [(s + 1) % n for s in range(n)]
@@ -175,10 +200,10 @@ class _Search:
         terminal = self._terminal
         n2 = self.two_sides and self.n == 2
         bounds = self.two_sides
-        twv = _TWV
-        other = _OTHER
+        twv = self.twv
+        other = self.other
         end_code = _END_CODE
-        tile_pips = PIPS
+        tile_pips = self.tile_pips
         nodes = 0
 
         def search(
@@ -259,7 +284,7 @@ class _Search:
             beta0 = beta
             best = -_INF
             best_move = -1
-            shift = 28 * cur
+            shift = _KEY_BITS * cur
             nc = nxt[cur]
             fl = flip[cur]
             mine = pips[cur]
@@ -305,7 +330,7 @@ class _Search:
     def hand_key(self) -> int:
         key = 0
         for s, h in enumerate(self.hands):
-            key |= h << (28 * s)
+            key |= h << (_KEY_BITS * s)
         return key
 
     def all_hands(self) -> int:
@@ -337,11 +362,13 @@ class _Search:
         left, right = pos.left, pos.right
         if left == EMPTY:
             m = (1 << pos.opening_tile) if pos.opening_tile >= 0 else h
-            moves = [(2 * t, t, TILES[t][0], TILES[t][1]) for t in _bits(m)]
+            pairs = self.tileset.tiles
+            moves = [(2 * t, t, pairs[t][0], pairs[t][1]) for t in _bits(m)]
         else:
-            moves = [(2 * t, t, _OTHER[8 * t + left], right) for t in _bits(h & _TWV[left])]
-            moves += [(2 * t + 1, t, left, _OTHER[8 * t + right]) for t in _bits(h & _TWV[right])]
-        return sorted(moves, key=lambda m: _tie_key(m[0]))
+            other, twv = self.other, self.twv
+            moves = [(2 * t, t, other[8 * t + left], right) for t in _bits(h & twv[left])]
+            moves += [(2 * t + 1, t, left, other[8 * t + right]) for t in _bits(h & twv[right])]
+        return sorted(moves, key=lambda m: _tie_key(m[0], self.tileset))
 
     def child_values(self) -> dict[int, int]:
         """Exact scaled value (for the side to act) of every legal action at the root."""
@@ -350,7 +377,7 @@ class _Search:
         moves = self._root_moves()
         if not moves:
             v = self.exact(self.nxt[cur], pos.left, pos.right, self.hand_key(), self.all_hands(), 0)
-            return {PASS: -v if self.flip[cur] else v}
+            return {self.pass_action: -v if self.flip[cur] else v}
         out: dict[int, int] = {}
         done: dict[tuple[int, int, int], int] = {}
         guess = 0
@@ -370,7 +397,7 @@ class _Search:
         moves = self._root_moves()
         if not moves:
             v = self.exact(self.nxt[cur], pos.left, pos.right, self.hand_key(), self.all_hands(), 0)
-            return PASS, -v if self.flip[cur] else v
+            return self.pass_action, -v if self.flip[cur] else v
         best_action, best = moves[0][0], self._child(moves[0][1], moves[0][2], moves[0][3], 0, None)
         for action, t, nl, nr in moves[1:]:
             v = self._child(t, nl, nr, best, best + 1)
@@ -386,14 +413,14 @@ class _Search:
         cur = self.pos.current
         bit = 1 << t
         h = hands[cur]
-        hkey = self.hand_key() ^ (bit << (28 * cur))
+        hkey = self.hand_key() ^ (bit << (_KEY_BITS * cur))
         hands[cur] = h ^ bit
-        pips[cur] -= PIPS[t]
+        pips[cur] -= self.tile_pips[t]
         try:
             if not hands[cur]:
                 return self._terminal(cur, True)
             allh = self.all_hands()
-            if not allh & (_TWV[nl] | _TWV[nr]):
+            if not allh & (self.twv[nl] | self.twv[nr]):
                 return self._terminal(cur, False)
             nc, fl = self.nxt[cur], self.flip[cur]
             if threshold is not None:
@@ -409,7 +436,7 @@ class _Search:
             return -v if fl else v
         finally:
             hands[cur] = h
-            pips[cur] += PIPS[t]
+            pips[cur] += self.tile_pips[t]
 
 
 def _bits(mask: int) -> list[int]:
@@ -446,16 +473,17 @@ def _values(config: BlockConfig, pos: Position, root: int | None) -> tuple[dict[
     return {a: v / scale for a, v in raw.items()}, search.node_count()
 
 
-def best_action(values: dict[int, float]) -> int:
-    """The action of highest value; ties go to the heaviest tile, then the lowest id."""
+def best_action(values: dict[int, float], tiles: TileSet = STANDARD) -> int:
+    """The action of highest value; ties go to the heaviest tile, then the lowest id
+    (``tiles``: the set the action ids refer to)."""
     best = max(values.values())
-    return min((a for a, v in values.items() if v == best), key=_tie_key)
+    return min((a for a, v in values.items() if v == best), key=lambda a: _tie_key(a, tiles))
 
 
-def _tie_key(action: int) -> tuple[int, int]:
-    if action == PASS:
+def _tie_key(action: int, tiles: TileSet) -> tuple[int, int]:
+    if action == tiles.pass_action:
         return (0, action)
-    return (-PIPS[action // 2], action)
+    return (-tiles.pips[action // 2], action)
 
 
 def principal_variation(config: BlockConfig, pos: Position) -> list[int]:
@@ -470,7 +498,7 @@ def principal_variation(config: BlockConfig, pos: Position) -> list[int]:
     line: list[int] = []
     while state.result is None:
         values, _ = _values(config, position_from_state(state), root)
-        action = best_action(values)
+        action = best_action(values, config.tiles)
         line.append(action)
         state = rules.apply_action(config, state, action)
     return line
@@ -496,4 +524,5 @@ def _state_of(config: BlockConfig, pos: Position) -> State:
         result=None,
         episode_over=False,
         winners=(),
+        tiles=config.tiles,
     )
