@@ -542,7 +542,7 @@ def render_table(
                 img, y + (SEAT_ROW - SMALL_HALF) // 2, x, tiles.tiles[t] if face_up else None
             )
             x += 2 * SMALL_HALF + 4
-        info = f"{len(hand)} TILES  SCORE {state.scores[seat]}"
+        info = f"{len(hand)} TILE{'S' if len(hand) != 1 else ' '}  SCORE {state.scores[seat]}"
         if config.episode == "match":
             info += f"/{config.target}"
         if config.partnership:

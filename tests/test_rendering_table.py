@@ -5,6 +5,8 @@ framed, scores, passes and moves changing the picture, and PettingZoo's render t
 
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 import pytest
 from pettingzoo.test import render_test
@@ -135,3 +137,29 @@ def test_bad_viewer_is_refused() -> None:
 
 def test_pettingzoo_render_test_still_passes() -> None:
     render_test(lambda render_mode: block_env.env(render_mode=render_mode, num_players=3))
+
+
+@pytest.mark.skipif(
+    "max_pip" not in inspect.signature(block_env.raw_env).parameters,
+    reason="this block-env has only the double-six set",
+)
+@pytest.mark.parametrize("max_pip", [2, 3, 5])
+def test_smaller_tile_sets_draw_a_whole_game(max_pip: int) -> None:
+    standard = block_env.raw_env(render_mode="rgb_array")
+    standard.reset(seed=0)
+    env = block_env.raw_env(num_players=2, max_pip=max_pip, render_mode="rgb_array")
+    env.reset(seed=max_pip)
+    bot = agents.make("random", seed=0)
+    while not env.game.episode_over:
+        img = env.render()
+        assert img.shape == standard.render().shape
+        seen = rendering.render_table(env.config, env.game, viewer=0)
+        hidden = bin(env.game.hands[1]).count("1")
+        one = count(
+            rendering.render_table(
+                BlockConfig(), deal_state(BlockConfig(), (mask((0, 0)), mask((1, 1)))), viewer=0
+            ),
+            rendering.BACK,
+        )
+        assert count(seen, rendering.BACK) == hidden * one
+        env.step(bot.act(env.observe(env.agent_selection)))
