@@ -37,6 +37,8 @@ class TrainConfig:
     num_players: int = 2
     partnership: bool = False
     opener: str = "rotate"
+    max_pip: int = 6  # the tile set [0|0]..[N|N] (6: the standard 28 tiles)
+    hand_size: int = 0  # tiles per hand (0: the rules' default for the set)
     # budget
     total_steps: int = 30_000_000  # environment agent-steps (all seats, all games)
     # A safety stop (0 = none, the default): past this many minutes of training the run
@@ -83,6 +85,9 @@ class TrainConfig:
     final_eval_hands: int = 4000
     keep_best: bool = True  # final policy = best periodic evaluation (mean margin)
     checkpoint_every: int = 10  # updates
+    # NashConv of the policy every this many updates (0 = never; small sets only, needs
+    # open_spiel): logged as nash_conv in log.jsonl
+    nashconv_every: int = 0
     progress: bool = True
     tensorboard: bool = True
     # sb3 only
@@ -106,6 +111,7 @@ RESUMABLE = {
     "eval_hands",
     "final_eval_hands",
     "checkpoint_every",
+    "nashconv_every",
     "progress",
     "tensorboard",
     "device",
@@ -190,6 +196,13 @@ def validate(cfg: TrainConfig) -> TrainConfig:
     need(cfg.num_players in (2, 3, 4), "num_players", "use 2, 3 or 4")
     need(not cfg.partnership or cfg.num_players == 4, "partnership", "needs num_players=4")
     need(cfg.opener in ("rotate", "highest_double"), "opener", "use rotate or highest_double")
+    need(2 <= cfg.max_pip <= 6, "max_pip", "use an int from 2 to 6 (the set [0|0]..[N|N])")
+    need(cfg.hand_size >= 0, "hand_size", "use 0 (the rules' default) or a positive int")
+    need(cfg.nashconv_every >= 0, "nashconv_every", "use 0 (never) or a positive int")
+    try:
+        _block_config(cfg)
+    except ValueError as exc:
+        raise ConfigError(f"config max_pip/hand_size: {exc}") from None
     need(
         cfg.device == "auto" or cfg.device.split(":")[0] in ("cpu", "cuda"),
         "device",
@@ -342,8 +355,10 @@ def load_config(path: str | Path | None = None, overrides: list[str] | None = No
 
 def game_of(cfg: TrainConfig) -> dict[str, Any]:
     """The env configuration the policy trains on (the keywords of ``block_env.raw_env``):
-    single hands scored zero-sum; it is stored in policy files and checkpoints."""
-    return {
+    single hands scored zero-sum; it is stored in policy files and checkpoints. The tile set
+    (``max_pip``, ``hand_size``) is named only when it is not the standard one, so default
+    runs record exactly the keys they always did."""
+    game = {
         "num_players": cfg.num_players,
         "opener": cfg.opener,
         "episode": "hand",
@@ -351,6 +366,28 @@ def game_of(cfg: TrainConfig) -> dict[str, Any]:
         "target_score": None,
         "reward": "zero_sum",
     }
+    return {**game, **set_of(cfg)}
+
+
+def set_of(cfg: TrainConfig) -> dict[str, Any]:
+    """``max_pip`` and ``hand_size`` as env keywords; empty for the standard set."""
+    config = _block_config(cfg)
+    if config.is_standard_set:
+        return {}
+    return {"max_pip": config.max_pip, "hand_size": config.hand_size}
+
+
+def _block_config(cfg: TrainConfig):
+    """The ``BlockConfig`` of the run's game (ValueError for a set that does not fit)."""
+    from block_env.config import BlockConfig
+
+    return BlockConfig(
+        num_players=cfg.num_players,
+        partnership=cfg.partnership,
+        opener=cfg.opener,
+        max_pip=cfg.max_pip,
+        hand_size=cfg.hand_size or None,
+    )
 
 
 def project_root() -> Path:

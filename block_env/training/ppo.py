@@ -54,9 +54,9 @@ from agents.policy import (
 )
 from block_env.batched import BatchedEnv
 from block_env.tiles import PASS, PIPS
-from block_env.training.config import OPPONENT_KINDS, TrainConfig, game_of
+from block_env.training.config import OPPONENT_KINDS, TrainConfig, game_of, set_of
 from block_env.training.envstate import env_state, load_env_state
-from block_env.training.errors import BadCheckpoint, Diverged, Interrupted
+from block_env.training.errors import BadCheckpoint, ConfigError, Diverged, Interrupted
 from block_env.training.results import evaluate_against, finish
 from block_env.training.runs import (
     RunFolder,
@@ -71,15 +71,24 @@ from block_env.training.runs import (
     tensorboard_of,
 )
 
+
 # The greedy bot's preference per action (agents.baselines.GreedyAgent): heaviest tile
 # first, then the lowest action id; pass (pip sum -1) last.
-_GREEDY_KEY = np.array([PIPS[a // 2] for a in range(PASS)] + [-1], dtype=np.float64) * 100.0
-_GREEDY_KEY -= np.arange(PASS + 1) * 0.01
+def greedy_key(pips: tuple[int, ...] | list[int]) -> np.ndarray:
+    """Sort key of each action for the greedy bot: a tile's pips, lowest id on ties, pass
+    last (``pips`` in the set's tile order)."""
+    passes = 2 * len(pips)
+    key = np.array([pips[a // 2] for a in range(passes)] + [-1], dtype=np.float64) * 100.0
+    return key - np.arange(passes + 1) * 0.01
 
 
-def greedy_actions(mask: np.ndarray) -> np.ndarray:
+_GREEDY_KEY = greedy_key(PIPS)
+assert len(_GREEDY_KEY) == PASS + 1
+
+
+def greedy_actions(mask: np.ndarray, key: np.ndarray = _GREEDY_KEY) -> np.ndarray:
     """The greedy bot on a batch of masks (heaviest legal tile, lowest action id on ties)."""
-    return np.where(mask > 0, _GREEDY_KEY, -np.inf).argmax(1)
+    return np.where(mask > 0, key, -np.inf).argmax(1)
 
 
 def random_actions(rng: np.random.Generator, mask: np.ndarray) -> np.ndarray:
@@ -91,10 +100,13 @@ class Opponents:
     """Acts for the non-learning seats: baselines vectorised on batches, the rule bot
     per game, the snapshot network on one batch."""
 
-    def __init__(self, kinds: list[str], rng: np.random.Generator) -> None:
+    def __init__(
+        self, kinds: list[str], rng: np.random.Generator, key: np.ndarray = _GREEDY_KEY
+    ) -> None:
         self.kinds = kinds
         self.rng = rng
         self.rules = RuleAgent()
+        self.greedy_key = key  # the greedy bot's action order for the game's tile set
 
     def act(
         self,
@@ -106,7 +118,7 @@ class Opponents:
         if kind == "random":
             return random_actions(self.rng, mask)
         if kind == "greedy":
-            return greedy_actions(mask)
+            return greedy_actions(mask, self.greedy_key)
         if kind == "rules":
             return np.array(
                 [self.rules.act({"observation": o, "action_mask": m}) for o, m in zip(obs, mask)]
@@ -154,7 +166,7 @@ class Collector:
         self.kinds = kinds
         w = np.array([cfg.opponents[k] for k in kinds], dtype=np.float64)
         self.weights = w / w.sum()
-        self.opponents = Opponents(kinds, rng)
+        self.opponents = Opponents(kinds, rng, greedy_key(self.env.config.tiles.pips))
         self.generator = torch.Generator(device="cpu")
         self.generator.manual_seed(cfg.seed)
         B = cfg.num_envs
@@ -225,7 +237,9 @@ class Collector:
         done_b = np.zeros((T, B), dtype=bool)
         valid_b = np.zeros((T, B), dtype=bool)
         seat_b = np.zeros((T, B), dtype=np.int64)
-        priv_b = np.zeros((T, B, PRIV_DIM if self.privileged else 0), dtype=np.float32)
+        tiles = self.env.config.tiles.num_tiles
+        priv_dim = PRIV_DIM if tiles == 28 else 3 * tiles  # 3 other seats' hands, T tiles each
+        priv_b = np.zeros((T, B, priv_dim if self.privileged else 0), dtype=np.float32)
         last = np.full((B, n), -1, dtype=np.int64)  # step of each learning seat's last decision
         snap = self._policy(self.snapshot if self.snapshot is not None else self.model)
         hands, reward_sum = 0, 0.0
@@ -245,7 +259,7 @@ class Collector:
                 priv = None
                 if self.privileged:
                     dealt = self.env.snapshot()["hands"]
-                    p = privileged_features(dealt[rows], seat[rows])
+                    p = privileged_features(dealt[rows], seat[rows], *set_tiles(tiles))
                     priv_b[t, rows] = p
                     priv = torch.from_numpy(p).to(self.device)
                 with torch.no_grad():
@@ -429,6 +443,37 @@ def train_ppo(cfg: TrainConfig, resume: str | bool | None = None, force: bool = 
         close_run(run)
 
 
+def set_of_model(cfg: TrainConfig) -> dict[str, Any]:
+    """The network's tile set keyword (empty for the standard set)."""
+    return {"max_pip": cfg.max_pip} if set_of(cfg) else {}
+
+
+def set_tiles(num_tiles: int) -> tuple[int, ...]:
+    """``privileged_features``' tile count argument (none for the standard 28 tiles)."""
+    return () if num_tiles == 28 else (num_tiles,)
+
+
+def nashconv_probe(cfg: TrainConfig) -> Any:
+    """The NashConv measurement of ``block_env.openspiel.probe`` for the run's game, or None
+    when ``nashconv_every`` is 0. ConfigError when open_spiel is missing or the game is too
+    large to walk."""
+    if not cfg.nashconv_every:
+        return None
+    try:
+        from block_env.openspiel.probe import NashConvProbe
+    except ImportError as exc:
+        raise ConfigError(
+            f"config nashconv_every={cfg.nashconv_every} needs open_spiel "
+            f"(pip install -e '.[openspiel]'): {exc}"
+        ) from None
+    try:
+        return NashConvProbe(
+            cfg.num_players, cfg.max_pip, cfg.hand_size, cfg.partnership, cfg.opener
+        )
+    except ValueError as exc:
+        raise ConfigError(f"config nashconv_every={cfg.nashconv_every}: {exc}") from None
+
+
 def weights_finite(model: Any) -> bool:
     """Whether every parameter and buffer of ``model`` is finite."""
     return all(bool(torch.isfinite(t).all()) for t in model.state_dict().values())
@@ -438,9 +483,9 @@ def _train(cfg: TrainConfig, run: RunFolder, state: dict | None, device: str) ->
     torch.manual_seed(cfg.seed)
     rng = np.random.default_rng(cfg.seed)  # opponents, learner seats, snapshot draws
     net = NetConfig(tuple(cfg.hidden), cfg.activation, cfg.shared, False, cfg.privileged_critic)
-    model = ActorCritic(net).to(device)
+    model = ActorCritic(net, **set_of_model(cfg)).to(device)
     optimizer = torch.optim.Adam(model.parameters(), lr=cfg.lr, eps=1e-5)
-    snap_model = ActorCritic(net).to(device)
+    snap_model = ActorCritic(net, **set_of_model(cfg)).to(device)
     snap_model.eval()
     collector = Collector(cfg, model, device, rng)
     shuffle_gen = torch.Generator().manual_seed(cfg.seed + 1)  # minibatch order
@@ -475,6 +520,7 @@ def _train(cfg: TrainConfig, run: RunFolder, state: dict | None, device: str) ->
             ) from None
     steps_per_update = cfg.num_envs * cfg.rollout_steps
     total_updates = max(1, math.ceil(cfg.total_steps / steps_per_update))
+    nashconv = nashconv_probe(cfg)  # None unless nashconv_every > 0
     writer = None
     if cfg.tensorboard:  # a resumed run drops the events logged after its checkpoint
         writer = tensorboard_of(run.path, purge_step=env_steps + 1 if state else None)
@@ -598,6 +644,10 @@ def _train(cfg: TrainConfig, run: RunFolder, state: dict | None, device: str) ->
                         "points_per_hand": batch.reward_sum / max(batch.hands, 1),
                         **stats,
                     }
+                    if nashconv is not None and (
+                        update % cfg.nashconv_every == 0 or update == total_updates
+                    ):
+                        record["nash_conv"] = nashconv(model)
                     run.append_log(record)
                     if writer is not None:
                         for k, v in record.items():

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from block_env.training.config import TrainConfig, game_of
+from block_env.training.config import TrainConfig, game_of, set_of
 
 
 def evaluate_against(
@@ -22,7 +22,7 @@ def evaluate_against(
     """Greedy policy vs each baseline on duplicate deals: margin and hand-win CIs."""
     from agents.policy import ActorCritic, PolicyAgent
 
-    cpu_model = ActorCritic(model.net)
+    cpu_model = ActorCritic(model.net, **({"max_pip": cfg.max_pip} if set_of(cfg) else {}))
     cpu_model.load_state_dict({k: v.detach().cpu() for k, v in model.state_dict().items()})
     agent = PolicyAgent(cpu_model, "cpu", greedy=True, name="policy")
     return evaluate_agent(agent, cfg, opponents, hands, seed)
@@ -43,6 +43,7 @@ def evaluate_agent(
             seed=seed,
             partnership=cfg.partnership,
             opener=cfg.opener,
+            **set_of(cfg),
         )
         s = res.stats[0]
         out[opp] = {
@@ -72,13 +73,31 @@ def write_results(
         "history": history,
     }
     (out / "eval.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
-    plot_curve(history, out / "curve.png")
+    plot_curve(history, out / "curve.png", nashconv_of(out / "log.jsonl"))
     print(text)
     return summary
 
 
-def plot_curve(history: list[dict[str, Any]], path: Path) -> None:
-    """Evaluation margin (with 95% CI bands) against steps and wall time, as a PNG."""
+def nashconv_of(log: Path) -> list[tuple[int, float]]:
+    """(environment steps, NashConv) of the log records that measured it (``nashconv_every``)."""
+    if not log.exists():
+        return []
+    points = []
+    for line in log.read_text(encoding="utf-8").splitlines():
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(record, dict) and "nash_conv" in record:
+            points.append((int(record["env_steps"]), float(record["nash_conv"])))
+    return points
+
+
+def plot_curve(
+    history: list[dict[str, Any]], path: Path, nashconv: list[tuple[int, float]] | None = None
+) -> None:
+    """Evaluation margin (with 95% CI bands) against steps and wall time, as a PNG; with
+    ``nashconv`` points a third panel shows the policy's NashConv against steps (log y)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -86,7 +105,18 @@ def plot_curve(history: list[dict[str, Any]], path: Path) -> None:
 
     if not history:
         return
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
+    if nashconv:
+        fig, all_axes = plt.subplots(1, 3, figsize=(16, 4))
+        axes = all_axes[:2]
+        axes[1].sharey(axes[0])
+        steps_nc, values = zip(*nashconv)
+        all_axes[2].plot(steps_nc, values, marker="o", ms=3, color="black")
+        all_axes[2].set_yscale("log")
+        all_axes[2].set_xlabel("environment steps")
+        all_axes[2].set_ylabel("NashConv of the policy (exact)")
+        all_axes[2].grid(alpha=0.3, which="both")
+    else:
+        fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
     opps = list(history[0]["eval"])
     for opp in opps:
         steps = np.array([h["env_steps"] for h in history])
