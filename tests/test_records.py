@@ -5,6 +5,7 @@ line (--check, listing, --gif with one frame per move) and ``evaluate --record``
 from __future__ import annotations
 
 import copy
+import inspect
 import json
 import subprocess
 import sys
@@ -278,3 +279,21 @@ def test_evaluate_record_refuses_a_file(tmp_path: Path, capsys) -> None:
     path.write_text("x")
     assert main(["rules", "greedy", "--hands", "2", "--record", str(path)]) == 2
     assert "give a folder" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(
+    "max_pip" not in inspect.signature(block_env.raw_env).parameters,
+    reason="this block-env has only the double-six set",
+)
+@pytest.mark.parametrize(
+    "config", [{"num_players": 3, "max_pip": 4}, {"num_players": 2, "max_pip": 2}]
+)
+def test_round_trip_on_a_smaller_tile_set(config: dict, tmp_path: Path) -> None:
+    record = play_recorded({**config, "target_score": 30}, seed=3, bot="random")
+    assert record["config"]["max_pip"] == config["max_pip"]
+    loaded = records.load(records.save(record, tmp_path / "game.json"))
+    assert replay(loaded).scores == loaded["scores"] and loaded["finished"]
+    # The replay runs on the recorded tile set.
+    report = replay(loaded)
+    assert report.env.config.max_pip == config["max_pip"]
+    assert report.env.config.hand_size == loaded["config"]["hand_size"]
