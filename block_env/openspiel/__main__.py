@@ -28,6 +28,9 @@ def _parser() -> argparse.ArgumentParser:
     nc.add_argument("--json", type=Path, help="write the results here")
     nc.add_argument("--plot", type=Path, help="write the convergence plot (PNG) here")
     nc.add_argument("--seed", type=int, default=0)
+    pl = sub.add_parser("plot", help="one convergence plot from several nashconv JSON files")
+    pl.add_argument("results", type=Path, nargs="+", help="JSON files written by nashconv")
+    pl.add_argument("--out", type=Path, required=True, help="the PNG to write")
     return parser
 
 
@@ -175,6 +178,14 @@ def plot(results: list[dict[str, Any]], path: Path) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.command == "plot":
+        try:
+            results = [json.loads(p.read_text()) for p in args.results]
+        except (OSError, ValueError) as exc:
+            print(f"error: cannot read the results: {exc}", file=sys.stderr)
+            return 2
+        plot(results, args.out)
+        return 0
     if args.cfr_iterations < 1 or args.nfsp_episodes < 0 or args.pimc_worlds < 0:
         print(
             "--cfr-iterations must be >= 1, --nfsp-episodes and --pimc-worlds >= 0", file=sys.stderr
