@@ -66,6 +66,8 @@ LADDER_AGENTS: tuple[str, ...] = (
 
 AgentSpec = Any  # an object with act(observation) -> int, or a spec string
 FIT_KEYS = ("num_players", "partnership", "opener")  # a policy must be trained for these
+# and for these when either side is not the standard set with the rules' hand size
+SET_KEYS = ("max_pip", "hand_size")
 SCORE_KEYS = ("episode", "target")  # also these when the policy reads the scores
 
 
@@ -147,7 +149,8 @@ def check_game(
 ) -> str | None:
     """Does a trained policy fit the game evaluated? Agents without a ``game`` attribute
     (baselines, search agents) play any game: None. A policy is compared on ``FIT_KEYS``
-    and, when its network reads the match scores (or that is unknown), on ``SCORE_KEYS``.
+    and, when its network reads the match scores (or that is unknown), on ``SCORE_KEYS``,
+    and on ``SET_KEYS`` (tile set, hand size) when either game is not the default set.
     A mismatch raises SetupError naming both configurations, or with ``allow_mismatch``
     returns it as a warning; a policy whose file records no game returns a warning that
     the fit cannot be checked."""
@@ -167,6 +170,9 @@ def check_game(
     except (TypeError, ValueError) as exc:
         msg = f"{label}: its game configuration {agent.game!r} is malformed: {exc}"
         raise SetupError(msg) from exc
+    if not (config.is_standard_set and trained.is_standard_set):
+        keys += SET_KEYS
+        ours = {k: getattr(config, k) for k in keys}
     theirs = {k: getattr(trained, k) for k in keys}
     diff = [k for k in keys if theirs[k] != ours[k]]
     if not diff:
@@ -175,6 +181,8 @@ def check_game(
         f"{label} was trained for {_fmt_game(theirs)} but this evaluation plays "
         f"{_fmt_game(ours)} ({', '.join(diff)} differ)"
     )
+    if "max_pip" in diff:  # its network's input and output sizes follow the set
+        raise SetupError(msg + ": a policy plays only the tile set it was trained for")
     if allow_mismatch:
         return msg + "; played anyway (allow_mismatch)"
     raise SetupError(
@@ -899,6 +907,12 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--opener", choices=("rotate", "highest_double"), default="rotate")
     p.add_argument("--partnership", action="store_true", help="4 players, teams 0&2 and 1&3")
     p.add_argument("--target", type=int, default=None, help="match target score")
+    p.add_argument(
+        "--max-pip", type=int, default=6, help="tile set [0|0]..[N|N], N from 2 to 6 (default 6)"
+    )
+    p.add_argument(
+        "--hand-size", type=int, default=None, help="tiles per hand (default: the rules' own)"
+    )
     p.add_argument("--seed", type=int, default=0, help="first deal seed (deal d uses seed+d)")
     p.add_argument("--ladder", action="store_true", help="round robin with ratings")
     p.add_argument(
@@ -986,6 +1000,10 @@ def main(argv: Iterable[str] | None = None) -> int:
             config["partnership"] = True
         if args.target is not None:
             config["target_score"] = args.target
+        if args.max_pip != 6:
+            config["max_pip"] = args.max_pip
+        if args.hand_size is not None:
+            config["hand_size"] = args.hand_size
         try:
             game = BlockConfig(num_players=args.players, **config)
         except ValueError as exc:

@@ -34,11 +34,10 @@ from gymnasium import spaces
 
 from block_env.env import raw_env
 from block_env.evaluate import agent_label, build_agent
-from block_env.observation import FIELDS, OBS_DIM, OBS_HIGH, OBS_LOW, OBS_SCALE
-from block_env.tiles import NUM_ACTIONS
+from block_env.observation import obs_layout
 
 SEAT_MODES = ("rotate", "random")
-ALL_PIPS = 168  # pips of the whole double-six set
+ALL_PIPS = 168  # pips of the whole double-six set (N(N+1)(N+2)/2 for [0|0]..[N|N])
 
 
 class SingleAgentBlockEnv(gym.Env):
@@ -87,15 +86,17 @@ class SingleAgentBlockEnv(gym.Env):
             raise ValueError(f"learner_seat={learner_seat!r} is not a seat: use 0..{n - 1}")
         self.learner_seat = learner_seat
         self.scale_obs = bool(scale_obs)
-        self._scale = (1.0 / OBS_SCALE).astype(np.float32) if self.scale_obs else None
-        # Scores never pass target + 168 (all 28 tiles hold 168 pips): a finite bound.
-        low, high = OBS_LOW, OBS_HIGH.copy()
-        high[FIELDS["scores"]] = self.config.target + ALL_PIPS
-        high[FIELDS["target"]] = self.config.target
+        lay = obs_layout(self.config)
+        self._num_actions = self.config.tiles.num_actions
+        self._scale = (1.0 / lay.scale).astype(np.float32) if self.scale_obs else None
+        # Scores never pass target + the set's pips (168 for the 28 tiles): a finite bound.
+        low, high = lay.low, lay.high.copy()
+        high[lay.fields["scores"]] = self.config.target + sum(self.config.tiles.pips)
+        high[lay.fields["target"]] = self.config.target
         if self.scale_obs:
-            low, high = OBS_LOW * self._scale, high * self._scale
-        self.observation_space = spaces.Box(low, high, (OBS_DIM,), np.float32)
-        self.action_space = spaces.Discrete(NUM_ACTIONS)
+            low, high = lay.low * self._scale, high * self._scale
+        self.observation_space = spaces.Box(low, high, (lay.dim,), np.float32)
+        self.action_space = spaces.Discrete(self._num_actions)
         self.set_opponents(opponents, opponent_pool)
         self._episodes = 0
         self._seat = 0
@@ -180,7 +181,7 @@ class SingleAgentBlockEnv(gym.Env):
             raise RuntimeError("the episode is over: call reset()")
         agent = self.game.possible_agents[self._seat]
         mask = self.game.observe(agent)["action_mask"]
-        legal = isinstance(action, (int, np.integer)) and 0 <= int(action) < NUM_ACTIONS
+        legal = isinstance(action, (int, np.integer)) and 0 <= int(action) < self._num_actions
         if not legal or not mask[int(action)]:
             if self.illegal_action == "raise":
                 raise ValueError(
@@ -202,9 +203,10 @@ class SingleAgentBlockEnv(gym.Env):
         return self._observation(), reward, self._over, False, self._info(ended)
 
     def action_masks(self) -> np.ndarray:
-        """Legal actions of the learner (bool, length 57); all False once the episode ended."""
+        """Legal actions of the learner (bool, length 2T+1: 57 for the standard set); all
+        False once the episode ended."""
         if self._over:
-            return np.zeros(NUM_ACTIONS, dtype=bool)
+            return np.zeros(self._num_actions, dtype=bool)
         agent = self.game.possible_agents[self._seat]
         return self.game.observe(agent)["action_mask"].astype(bool)
 

@@ -253,3 +253,84 @@ def test_agents_refuse_an_observation_with_no_legal_action(all_positions):
     for agent in (RandomAgent(0), GreedyAgent(), RuleAgent()):
         with pytest.raises(ValueError, match="no legal action"):
             agent.act(obs)
+
+
+# --- smaller tile sets ------------------------------------------------------------------
+SET_CONFIGS = [
+    {"num_players": 2, "max_pip": 2},
+    {"num_players": 3, "max_pip": 3},
+    {"num_players": 4, "max_pip": 4, "partnership": True},
+    {"num_players": 2, "max_pip": 5, "hand_size": 9},
+]
+
+
+@pytest.mark.parametrize("config", SET_CONFIGS, ids=lambda c: "-".join(map(str, c.values())))
+def test_baselines_play_every_tile_set_by_its_own_tiles(config):
+    """Legal moves only, and greedy's weights are those of the set's own tile order (the
+    standard order would give other tiles for the same action ids)."""
+    tiles = block_env.BlockConfig(**config).tiles
+    obs_list = positions(config, 300, seed=3)
+    rules_bot, greedy, rand = RuleAgent(), GreedyAgent(), RandomAgent(seed=0)
+    heavier = 0
+    for obs in obs_list:
+        assert len(obs["action_mask"]) == tiles.num_actions
+        legal = [int(a) for a in np.flatnonzero(obs["action_mask"])]
+        for bot in (rules_bot, greedy, rand):
+            assert obs["action_mask"][bot.act(obs)] == 1
+        if legal != [tiles.pass_action]:
+            weight = {a: tiles.pips[a // 2] for a in legal}
+            action = greedy.act(obs)
+            assert weight[action] == max(weight.values())
+            assert action == min(a for a in legal if weight[a] == weight[action])
+            standard = {a: sum(TILES[a // 2]) for a in legal}
+            heavier += max(standard, key=standard.get) != action
+    assert heavier > 0  # the standard table would have picked other moves
+    result = play_match(
+        [RuleAgent(), GreedyAgent(), RuleAgent(), GreedyAgent()][: config["num_players"]],
+        seed=1,
+        **config,
+    )
+    assert result["num_hands"] >= 1
+
+
+def test_greedy_refuses_a_mask_of_no_tile_set():
+    with pytest.raises(ValueError, match="2T\\+1"):
+        GreedyAgent().act({"observation": np.zeros(122), "action_mask": np.ones(30, np.int8)})
+
+
+def test_a_policy_of_one_set_round_trips_and_is_refused_on_another(tmp_path):
+    from agents.policy import ActorCritic, PolicyAgent, load, save_policy
+    from block_env.evaluate import SetupError, check_game
+
+    model = ActorCritic(max_pip=3)
+    assert (model.obs_dim, model.num_actions) == (2 * 10 + 6 * 4 + 24, 21)
+    game = block_env.BlockConfig(num_players=2, max_pip=3, episode="hand")
+    save_policy(tmp_path / "p.pt", model, game=game)
+    agent = load(tmp_path / "p.pt")
+    assert agent.game["max_pip"] == 3 and agent.game["hand_size"] == 3
+    assert agent.model.obs_dim == 68
+    env = block_env.raw_env(num_players=2, max_pip=3)
+    env.reset(seed=0)
+    obs = env.observe(env.agent_selection)
+    assert obs["action_mask"][agent.act(obs)] == 1  # plays its own set
+    assert check_game(agent, "p", block_env.BlockConfig(num_players=2, max_pip=3)) is None
+    # the standard set: refused with both configurations named, even when mismatches are
+    # allowed (its network's sizes follow the set)
+    for allow in (False, True):
+        with pytest.raises(SetupError, match="max_pip=3.*max_pip=6.*max_pip"):
+            check_game(agent, "p", block_env.BlockConfig(num_players=2), allow_mismatch=allow)
+    standard = block_env.raw_env(num_players=2)
+    standard.reset(seed=0)
+    with pytest.raises(ValueError, match="max_pip=3 .*length 68.*length 122"):
+        agent.act(standard.observe(standard.agent_selection))
+    # a hand size other than the set's default is recorded and checked as well
+    other = block_env.BlockConfig(num_players=2, max_pip=3, hand_size=2)
+    with pytest.raises(SetupError, match="hand_size differ"):
+        check_game(agent, "p", other)
+    assert "played anyway" in check_game(agent, "p", other, allow_mismatch=True)
+    # default games record exactly the six keys they always did
+    shipped = agents.load("block-2p")
+    assert set(shipped.game) == {
+        "num_players", "opener", "episode", "partnership", "target_score", "reward"
+    }  # fmt: skip
+    assert isinstance(PolicyAgent(model).act(obs), int)

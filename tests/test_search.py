@@ -17,13 +17,19 @@ from agents.solver import Position, action_values, position_from_state, principa
 from block_env import raw_env, rules
 from block_env.config import BlockConfig
 from block_env.observation import decode, encode
-from block_env.tiles import ALL_TILES, NUM_TILES, TILES, TILES_WITH_VALUE
+from block_env.tiles import NUM_TILES, TILES, tile_set
 
 SEARCH_CONFIGS = {
     "2p": BlockConfig(num_players=2),
     "3p": BlockConfig(num_players=3),
     "4p": BlockConfig(num_players=4),
     "partnership": BlockConfig(num_players=4, partnership=True),
+    # smaller tile sets and other hand sizes
+    "2p-N2": BlockConfig(num_players=2, max_pip=2),
+    "2p-N3": BlockConfig(num_players=2, max_pip=3),
+    "3p-N4": BlockConfig(num_players=3, max_pip=4),
+    "partnership-N4": BlockConfig(num_players=4, partnership=True, max_pip=4),
+    "2p-N5-h4": BlockConfig(num_players=2, max_pip=5, hand_size=4),
 }
 
 
@@ -65,7 +71,7 @@ def brute_force_actions(config: BlockConfig, state: rules.State) -> dict[int, fl
 def random_position(config: BlockConfig, rng: np.random.Generator, tiles: int) -> rules.State:
     """A hand dealt with ``tiles`` tiles per seat, then 0-3 random legal moves."""
     n = config.num_players
-    order = rng.permutation(NUM_TILES)
+    order = rng.permutation(config.tiles.num_tiles)
     hands = tuple(sum(1 << int(t) for t in order[s * tiles : (s + 1) * tiles]) for s in range(n))
     state = rules.start_hand(config, hands, int(rng.integers(n)), (0,) * n)
     for _ in range(int(rng.integers(0, 4))):
@@ -90,7 +96,18 @@ def played_position(config: BlockConfig, rng: np.random.Generator, plies: int) -
             return state
 
 
-SMALL = [("2p", 4, 60), ("2p", 5, 20), ("3p", 3, 40), ("4p", 3, 30), ("partnership", 3, 30)]
+SMALL = [
+    ("2p", 4, 60),
+    ("2p", 5, 20),
+    ("3p", 3, 40),
+    ("4p", 3, 30),
+    ("partnership", 3, 30),
+    ("2p-N2", 3, 30),
+    ("2p-N3", 4, 30),
+    ("3p-N4", 3, 30),
+    ("partnership-N4", 3, 20),
+    ("2p-N5-h4", 4, 30),
+]
 
 
 @pytest.mark.parametrize(("name", "tiles", "count"), SMALL, ids=[f"{c[0]}-{c[1]}" for c in SMALL])
@@ -109,7 +126,20 @@ def test_solver_matches_brute_force_on_small_positions(name, tiles, count) -> No
         assert expected[solution.action] == pytest.approx(solution.value, abs=1e-9)
 
 
-@pytest.mark.parametrize(("name", "plies"), [("2p", 0), ("3p", 0), ("4p", 0), ("partnership", 14)])
+FULL = [
+    ("2p", 0),
+    ("3p", 0),
+    ("4p", 0),
+    ("partnership", 14),
+    ("2p-N2", 0),
+    ("2p-N3", 0),
+    ("3p-N4", 0),
+    ("partnership-N4", 0),
+    ("2p-N5-h4", 0),
+]
+
+
+@pytest.mark.parametrize(("name", "plies"), FULL, ids=[f"{c[0]}-{c[1]}" for c in FULL])
 def test_solver_matches_brute_force_on_full_deals(name, plies) -> None:
     config = SEARCH_CONFIGS[name]
     rng = np.random.default_rng(7)
@@ -189,6 +219,10 @@ ENV_CONFIGS = [
     {"num_players": 3},
     {"num_players": 4},
     {"num_players": 4, "partnership": True},
+    {"num_players": 2, "max_pip": 2},
+    {"num_players": 3, "max_pip": 3},
+    {"num_players": 4, "max_pip": 4, "partnership": True},
+    {"num_players": 2, "max_pip": 5, "hand_size": 6},
 ]
 
 
@@ -206,11 +240,12 @@ def observed_positions(kwargs: dict, hands: int, seed: int):
             env.step(int(legal[rng.integers(len(legal))]))
 
 
-def tiles_showing(values: int) -> int:
+def tiles_showing(values: int, max_pip: int = 6) -> int:
+    with_value = tile_set(max_pip).with_value
     out = 0
-    for v in range(7):
+    for v in range(max_pip + 1):
         if values >> v & 1:
-            out |= TILES_WITH_VALUE[v]
+            out |= with_value[v]
     return out
 
 
@@ -220,6 +255,7 @@ def test_read_observation_matches_the_true_state(kwargs) -> None:
         know = read_observation(obs)
         n = know.num_players
         view = decode(obs)  # the observation module's own reader
+        assert know.max_pip == state.tiles.max_pip
         assert n == len(state.hands)
         assert know.hand == state.hands[seat]
         assert know.line == state.played
@@ -230,7 +266,7 @@ def test_read_observation_matches_the_true_state(kwargs) -> None:
         dealt = 0
         for h in state.hands:
             dealt |= h
-        assert know.out_of_play == NUM_TILES - (dealt | state.played).bit_count()
+        assert know.out_of_play == state.tiles.num_tiles - (dealt | state.played).bit_count()
 
 
 def check_world(know: Knowledge, hands: tuple[int, ...], out: int) -> None:
@@ -241,11 +277,12 @@ def check_world(know: Knowledge, hands: tuple[int, ...], out: int) -> None:
     for r, h in enumerate(hands):
         assert h.bit_count() == know.counts[r], "wrong tile count"
         assert not h & union, "a tile in two places"
-        assert not h & tiles_showing(know.voids[r]) or r == 0, "a value the seat passed on"
+        banned = tiles_showing(know.voids[r], know.max_pip)
+        assert not h & banned or r == 0, "a value the seat passed on"
         union |= h
     assert not out & know.line and not out & know.hand
     assert out.bit_count() == know.out_of_play
-    assert union == ALL_TILES
+    assert union == tile_set(know.max_pip).all_tiles
 
 
 @pytest.mark.parametrize("kwargs", ENV_CONFIGS, ids=lambda k: "-".join(map(str, k.values())))
@@ -341,11 +378,12 @@ def test_pimc_and_omniscient_play_legal_moves(kwargs) -> None:
     pimc = agents.make("pimc", worlds=4, seed=0)
     omni = agents.make("omniscient", env=env)
     greedy = agents.make("greedy")
-    k = 4 if env.config.partnership else env.config.hand_size  # short partnership hands
+    k = min(4, env.config.hand_size) if env.config.partnership else env.config.hand_size
     rng = np.random.default_rng(0)
+    tiles = env.config.tiles.tiles
     for h in range(2):
-        order = rng.permutation(NUM_TILES)
-        hands = [[TILES[t] for t in order[s * k : (s + 1) * k]] for s in range(n)]
+        order = rng.permutation(len(tiles))
+        hands = [[tiles[t] for t in order[s * k : (s + 1) * k]] for s in range(n)]
         env.reset(seed=h, options={"hands": hands})
         seats = [pimc, omni, greedy, pimc][:n]
         while not env.game.episode_over:
