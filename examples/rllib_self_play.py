@@ -65,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
             result = algo.train()
             runners = result["env_runners"]
             print(
-                f"iteration {it}: {runners['num_env_steps_sampled_lifetime']:,} env steps, "
+                f"iteration {it}: {int(runners['num_env_steps_sampled_lifetime']):,} env steps, "
                 f"league {result['league']['snapshots']} snapshots, "
                 f"{time.perf_counter() - start:.0f} s",
                 flush=True,

@@ -21,6 +21,14 @@ results shared with the other engines:
    and ``curve.png``, like the other engines: ``agents.load`` and ``block_env.evaluate``
    play ``policy.pt`` without Ray.
 
+Config keys it reads: the game (``num_players``, ``partnership``, ``opener``), ``seed``,
+``threads``, ``total_steps``, ``time_limit_min``, ``hidden``, ``activation``, ``lr``,
+``gamma``, ``gae_lambda``, ``epochs``, ``minibatch_size``, ``clip``, ``ent_coef``,
+``vf_coef``, ``skip_forced``, the evaluation and checkpoint keys, and the ``rllib_*`` /
+``num_env_runners`` keys. The native engine's rollout, opponent-pool and critic keys do not
+apply (rewards stay in points: the value loss is not clipped and, actor and critic being
+separate networks, no gradient-norm clipping couples them).
+
 Runs cannot be resumed (``--resume`` is refused); Ctrl-C stops after the iteration in
 progress and still writes the results.
 """

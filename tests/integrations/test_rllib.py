@@ -297,6 +297,7 @@ class TestLocal:
             res = evaluate([agent, "random"], num_players=2, hands=40, seed=0)
             assert res.hands == 40  # the raw env raises on any illegal action
 
+    @pytest.mark.filterwarnings("ignore:.*Overriding environment rllib-multi-agent-env-v0")
     @pytest.mark.parametrize(("num_players", "episode"), [(2, "hand"), (3, "match")])
     def test_rewards_rllib_collects_equal_the_envs_scoring(
         self, num_players: int, episode: str
