@@ -26,6 +26,7 @@ need block-env installed, like Ray itself.
 from __future__ import annotations
 
 import hashlib
+import inspect
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -44,7 +45,10 @@ from block_env.env import raw_env
 
 MAIN = "main"
 SNAPSHOT_PREFIX = "main_v"
-ENV_KEYS = ("num_players", "opener", "episode", "partnership", "target_score", "reward")
+# raw_env's keywords (the game, its tile set, the rendering language), not its render_mode
+ENV_KEYS = tuple(
+    p for p in inspect.signature(raw_env.__init__).parameters if p not in ("self", "render_mode")
+)
 ILLEGAL_ACTIONS = ("end", "raise")
 OPTIONS = ("illegal_action", "skip_forced")
 
@@ -237,7 +241,10 @@ class BlockRLModule(TorchRLModule, ValueFunctionAPI):
     and contribute nothing to the entropy. The same network on env runners and learners."""
 
     def setup(self) -> None:
-        self.net = ActorCritic(net_config(self.model_config))
+        mc = dict(self.model_config or {})
+        self.net = ActorCritic(
+            net_config(mc), **({"max_pip": mc["max_pip"]} if "max_pip" in mc else {})
+        )
 
     def _forward(self, batch: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
         obs = batch[Columns.OBS]
@@ -396,6 +403,8 @@ def ppo_config(
     BlockMultiAgentEnv(env_config)  # refuse a bad env config here, not on a remote runner
     num_players = int(env_config.get("num_players", 2))
     model = {"hidden": list(hidden), "activation": activation}
+    if "max_pip" in env_config:  # a smaller tile set: the network's sizes follow it
+        model["max_pip"] = int(env_config["max_pip"])
     return (
         PPOConfig()
         .environment(env, env_config=env_config)
@@ -452,7 +461,7 @@ def main_network(algorithm_or_module: Any) -> ActorCritic:
         module = module[MAIN]
     if not isinstance(module, BlockRLModule):
         raise ValueError(f"{type(module).__name__} is not a BlockRLModule")
-    net = ActorCritic(module.net.net)
+    net = ActorCritic(module.net.net, max_pip=module.net.max_pip)
     net.load_state_dict({k: v.detach().cpu() for k, v in module.net.state_dict().items()})
     return net.eval()
 

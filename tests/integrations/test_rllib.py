@@ -163,6 +163,49 @@ def test_seed_gives_the_same_episode() -> None:
     assert play(11) != play(12)
 
 
+@pytest.mark.parametrize("env_config", [{"num_players": 3}, {"max_pip": 3, "hand_size": 3}])
+def test_module_masks_illegal_actions_and_fits_the_tile_set(env_config: dict) -> None:
+    """The RLModule's logits put every illegal action at the dtype's minimum, so sampling
+    and the greedy choice stay legal; its sizes follow the env's tile set."""
+    import torch
+    from ray.rllib.core.columns import Columns
+
+    env = R.env_creator(env_config)
+    agent = env.possible_agents[0]
+    mc = {"hidden": [16], **({"max_pip": 3} if "max_pip" in env_config else {})}
+    module = R.BlockRLModule(
+        observation_space=env.get_observation_space(agent),
+        action_space=env.get_action_space(agent),
+        model_config=mc,
+    )
+    rng = np.random.default_rng(0)
+    obs, masks = [], []
+    for seed in range(20):
+        o, _ = env.reset(seed=seed)
+        for _ in range(int(rng.integers(0, 6))):
+            o, _, term, _, _ = env.step(random_legal(o, rng))
+            if term["__all__"]:
+                o, _ = env.reset(seed=seed + 100)
+        (seat,) = o
+        obs.append(o[seat]["observations"])
+        masks.append(o[seat]["action_mask"])
+    batch = {
+        Columns.OBS: {
+            "observations": torch.as_tensor(np.stack(obs)),
+            "action_mask": torch.as_tensor(np.stack(masks)),
+        }
+    }
+    logits = module.forward_exploration(batch)[Columns.ACTION_DIST_INPUTS]
+    mask = torch.as_tensor(np.stack(masks)).bool()
+    assert logits.shape == mask.shape == (20, env.get_action_space(agent).n)
+    assert (logits[~mask] == torch.finfo(logits.dtype).min).all()
+    assert mask.gather(1, logits.argmax(1, keepdim=True)).all()
+    draws = torch.distributions.Categorical(logits=logits).sample((50,))
+    assert mask.gather(1, draws.T).all()
+    values = module.compute_values(batch)
+    assert values.shape == (20,) and torch.isfinite(values).all()
+
+
 def test_league_mapping_is_fixed_per_episode_with_main_in_every_episode() -> None:
     mapping = R.LeagueMapping(3, ["main_v1", "main_v2"], self_play=0.25)
     seen = set()
