@@ -110,7 +110,7 @@ class BlockMultiAgentEnv(MultiAgentEnv):
         if unknown:
             raise ValueError(
                 f"unknown block_env config key(s) {', '.join(map(repr, unknown))}: allowed "
-                f"are {', '.join((*ENV_KEYS, 'illegal_action'))}"
+                f"are {', '.join((*ENV_KEYS, *OPTIONS))}"
             )
         self.game = raw_env(**cfg)
         self.possible_agents = list(self.game.possible_agents)
@@ -142,9 +142,9 @@ class BlockMultiAgentEnv(MultiAgentEnv):
 
     def step(self, action_dict: Mapping[str, Any]) -> tuple[dict, dict, dict, dict, dict]:
         """Plays the action of the seat to act (the only key ``action_dict`` may hold)."""
-        agent = self.game.agent_selection
         if self.game.game is None:
             raise RuntimeError("call reset() before step()")
+        agent = self.game.agent_selection
         if set(action_dict) != {agent}:
             raise ValueError(
                 f"expected an action for {agent!r} only (it is its turn), got one for "

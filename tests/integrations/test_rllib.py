@@ -62,8 +62,12 @@ def test_env_spaces_keys_and_agent_ids() -> None:
 
 
 def test_bad_env_config_is_refused() -> None:
-    with pytest.raises(ValueError, match="unknown block_env config key.*'colour'"):
+    with pytest.raises(ValueError, match="unknown block_env config key.*'colour'.*skip_forced"):
         R.env_creator({"colour": "red"})
+    with pytest.raises(ValueError, match="skip_forced=1"):
+        R.env_creator({"skip_forced": 1})
+    with pytest.raises(RuntimeError, match="reset"):
+        R.env_creator({}).step({"player_0": 0})
     with pytest.raises(ValueError, match="illegal_action='ignore'"):
         R.env_creator({"illegal_action": "ignore"})
     with pytest.raises(ValueError, match="num_players"):
