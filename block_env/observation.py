@@ -61,6 +61,7 @@ class ObsLayout:
         ts = tile_set(max_pip)
         t, v = ts.num_tiles, ts.num_values
         self.tiles = ts
+        self.num_tiles = t
         self.num_values = v
         self.fields: dict[str, slice] = {}
         offset = 0
@@ -102,6 +103,25 @@ class ObsLayout:
         self.state_high = np.concatenate([np.ones(MAX_SEATS * t, dtype=np.float32), self.high])
         self.shifts_tiles = np.arange(t, dtype=np.int64)
         self.shifts_values = np.arange(v, dtype=np.int64)
+        # field offsets as plain ints, for ``encode``'s hot path
+        self.o_right = 2 * t + v
+        self.o_empty = f["empty_line"].start
+        self.o_counts = f["tile_counts"].start
+        self.o_voids = f["voids"].start
+        self.o_scores = f["scores"].start
+        self.o_seats = f["seats"].start
+        self.o_target = f["target"].start
+        self.o_leader = f["leader"].start
+        self.o_to_act = f["to_act"].start
+        self.o_part = f["partnership"].start
+        self.o_out = f["out_of_play"].start
+        self._key = (max_pip, count_high)
+
+    def __reduce__(self) -> tuple:
+        return (_layout, self._key)
+
+    def __deepcopy__(self, memo: dict) -> ObsLayout:
+        return self
 
 
 @cache
@@ -114,7 +134,11 @@ def obs_layout(config: BlockConfig | None = None) -> ObsLayout:
     bounded by max(7, hand_size), so the standard games share one layout."""
     if config is None:
         return _layout(MAX_PIP, 7)
-    return _layout(config.max_pip, max(7, config.hand_size))
+    lay = config.__dict__.get("_obs_layout")  # kept on the config: encode's hot path
+    if lay is None:
+        lay = _layout(config.max_pip, max(7, config.hand_size))
+        object.__setattr__(config, "_obs_layout", lay)
+    return lay
 
 
 def layout_for_dim(dim: int) -> ObsLayout:
@@ -141,21 +165,19 @@ OBS_SCALE = _STANDARD.scale
 
 def encode(config: BlockConfig, state: State, seat: int) -> np.ndarray:
     """The observation vector of ``seat`` in ``state`` (a new float32 array)."""
-    lay = obs_layout(config)
-    f = lay.fields
-    t, v = lay.tiles.num_tiles, lay.num_values
+    lay = config.__dict__.get("_obs_layout") or obs_layout(config)
+    t, v = lay.num_tiles, lay.num_values
     shifts = lay.shifts_tiles
     n = config.num_players
     obs = np.zeros(lay.dim, dtype=np.float32)
     obs[:t] = (state.hands[seat] >> shifts) & 1
     obs[t : 2 * t] = (state.played >> shifts) & 1
     if state.left == EMPTY:
-        obs[f["empty_line"].start] = 1
+        obs[lay.o_empty] = 1
     else:
         obs[2 * t + state.left] = 1
-        obs[2 * t + v + state.right] = 1
-    cnt, void, sc = f["tile_counts"].start, f["voids"].start, f["scores"].start
-    seats0 = f["seats"].start
+        obs[lay.o_right + state.right] = 1
+    cnt, void, sc, seats0 = lay.o_counts, lay.o_voids, lay.o_scores, lay.o_seats
     in_hands = 0
     for r in range(n):
         s = (seat + r) % n
@@ -166,12 +188,12 @@ def encode(config: BlockConfig, state: State, seat: int) -> np.ndarray:
             obs[void + v * r : void + v * r + v] = (state.voids[s] >> lay.shifts_values) & 1
         obs[sc + r] = state.scores[s]
         obs[seats0 + r] = 1
-    obs[f["target"].start] = config.target
-    obs[f["leader"].start + (state.leader - seat) % n] = 1
+    obs[lay.o_target] = config.target
+    obs[lay.o_leader + (state.leader - seat) % n] = 1
     if not state.episode_over:
-        obs[f["to_act"].start + (state.current - seat) % n] = 1
-    obs[f["partnership"].start] = config.partnership
-    obs[f["out_of_play"].start] = t - (in_hands | state.played).bit_count()
+        obs[lay.o_to_act + (state.current - seat) % n] = 1
+    obs[lay.o_part] = config.partnership
+    obs[lay.o_out] = t - (in_hands | state.played).bit_count()
     return obs
 
 

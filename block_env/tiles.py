@@ -48,6 +48,21 @@ class TileSet:
     One object per ``max_pip`` (``tile_set`` caches them); copies and pickles resolve to
     that same object, so states holding a set stay cheap to copy and compare."""
 
+    __slots__ = (
+        "max_pip",
+        "tiles",
+        "num_tiles",
+        "num_values",
+        "pass_action",
+        "num_actions",
+        "all_tiles",
+        "index",
+        "pips",
+        "is_double",
+        "doubles_mask",
+        "with_value",
+    )
+
     def __init__(self, max_pip: int) -> None:
         n = check_max_pip(max_pip)
         self.max_pip = n

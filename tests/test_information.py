@@ -9,7 +9,7 @@ import sys
 
 import numpy as np
 import pytest
-from helpers import CONFIGS, config_id, random_legal
+from helpers import CONFIGS, SET_CONFIGS, config_id, random_legal
 
 import block_env
 from block_env.tiles import TILES
@@ -42,7 +42,7 @@ def _play(cfg: dict, seed: int, hands=None, leader=None, actions=None):
     return record, observed, env
 
 
-@pytest.mark.parametrize("cfg", CONFIGS, ids=config_id)
+@pytest.mark.parametrize("cfg", CONFIGS + SET_CONFIGS, ids=config_id)
 def test_hidden_tiles_never_change_an_observation(cfg):
     """Swap one opponent's never-played tile with an out-of-play tile (or with another
     opponent's): whenever the same public history can be replayed, the observer's
@@ -52,11 +52,13 @@ def test_hidden_tiles_never_change_an_observation(cfg):
         base = _play(cfg, seed)
         actions, observed, env = base
         n = env.config.num_players
+        tiles = env.config.tiles
+        t = tiles.num_tiles
         start = block_env.raw_env(**{**cfg, "episode": "hand"})
         start.reset(seed=seed)
-        hands = [set(i for i in range(28) if h >> i & 1) for h in start.game.hands]
-        played = {a // 2 for a in actions if a != 56}
-        out = set(range(28)) - set().union(*hands)
+        hands = [set(i for i in range(t) if h >> i & 1) for h in start.game.hands]
+        played = {a // 2 for a in actions if a != tiles.pass_action}
+        out = set(range(t)) - set().union(*hands)
         rng = np.random.default_rng(seed)
         for observer in range(n):
             opponents = [s for s in range(n) if s != observer]
@@ -76,7 +78,7 @@ def test_hidden_tiles_never_change_an_observation(cfg):
             replay = _play(
                 cfg,
                 seed,
-                hands=[[TILES[t] for t in sorted(h)] for h in new_hands],
+                hands=[[tiles.tiles[i] for i in sorted(h)] for h in new_hands],
                 leader=start.game.leader,
                 actions=actions,
             )
@@ -158,3 +160,51 @@ def test_different_seeds_give_different_deals():
         env.reset(seed=seed)
         deals.add(env.game.hands)
     assert len(deals) == 20
+
+
+# The digest of seeded default games (observations, masks, privileged state, rewards) as the
+# env produced them before the tile set became configurable: the default game must stay
+# exactly the same, deal for deal and bit for bit.
+DEFAULT_GAMES_DIGEST = "7449705447c3da92ce395a62fd4b1d65d68b649664457435dc4fcd53d65e3380"
+
+
+def test_default_games_are_bit_for_bit_what_they_always_were():
+    h = hashlib.sha256()
+    for cfg in (
+        {"num_players": 2},
+        {"num_players": 3, "opener": "highest_double"},
+        {"num_players": 4},
+        {"num_players": 4, "partnership": True},
+    ):
+        env = block_env.raw_env(**cfg)
+        for seed in range(4):
+            env.reset(seed=seed)
+            rng = np.random.default_rng(seed)
+            for agent in env.agent_iter(max_iter=400):
+                obs, reward, term, trunc, _ = env.last()
+                h.update(obs["observation"].tobytes())
+                h.update(obs["action_mask"].tobytes())
+                h.update(env.state().tobytes())
+                h.update(repr((agent, reward, term)).encode())
+                if term or trunc:
+                    env.step(None)
+                    continue
+                legal = np.flatnonzero(obs["action_mask"])
+                env.step(int(legal[rng.integers(legal.size)]))
+    assert h.hexdigest() == DEFAULT_GAMES_DIGEST
+
+
+@pytest.mark.parametrize("cfg", SET_CONFIGS, ids=config_id)
+def test_seeds_reproduce_games_of_every_set(cfg):
+    def trajectory() -> list[bytes]:
+        env = block_env.raw_env(**cfg)
+        env.reset(seed=99)
+        rng = np.random.default_rng(1)
+        out = []
+        for _agent in env.agent_iter(max_iter=300):
+            obs, _, term, trunc, _ = env.last()
+            out.append(obs["observation"].tobytes())
+            env.step(None if term or trunc else random_legal(obs, rng))
+        return out
+
+    assert trajectory() == trajectory()
