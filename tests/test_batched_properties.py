@@ -6,39 +6,39 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers import CONFIGS, config_id, naive_points, tiles_of, to_np
+from helpers import CONFIGS, SET_CONFIGS, config_id, naive_points, tiles_of, to_np
 
 from block_env.batched import BatchedEnv
-from block_env.observation import FIELDS
-from block_env.tiles import PASS, TILES
+from block_env.observation import obs_layout
+from block_env.tiles import TILES
 
 BACKENDS = ["numpy", "torch"]
-PROPERTY_CONFIGS = CONFIGS
+PROPERTY_CONFIGS = CONFIGS + SET_CONFIGS
 NUM_GAMES = 64
 NUM_STEPS = 150
 
 
-def naive_opening(hands: list[set[int]]) -> int:
+def naive_opening(hands: list[set[int]], tiles=TILES) -> int:
     """The forced opening tile under highest_double, straight from docs/RULES.md."""
     dealt = set().union(*hands)
-    doubles = [t for t in dealt if TILES[t][0] == TILES[t][1]]
+    doubles = [t for t in dealt if tiles[t][0] == tiles[t][1]]
     if doubles:
-        return max(doubles, key=lambda t: TILES[t][0])
-    return max(dealt, key=lambda t: (sum(TILES[t]), max(TILES[t])))
+        return max(doubles, key=lambda t: tiles[t][0])
+    return max(dealt, key=lambda t: (sum(tiles[t]), max(tiles[t])))
 
 
-def naive_legal(hand: set[int], left: int, right: int, forced: int | None) -> set[int]:
+def naive_legal(hand: set[int], left: int, right: int, forced: int | None, tiles=TILES) -> set[int]:
     if left < 0:
         return {2 * forced} if forced is not None else {2 * t for t in hand}
-    acts = {2 * t for t in hand if left in TILES[t]} | {
-        2 * t + 1 for t in hand if right in TILES[t]
+    acts = {2 * t for t in hand if left in tiles[t]} | {
+        2 * t + 1 for t in hand if right in tiles[t]
     }
-    return acts or {PASS}
+    return acts or {2 * len(tiles)}  # pass is 2T
 
 
-def naive_play(left: int, right: int, action: int) -> tuple[int, int]:
+def naive_play(left: int, right: int, action: int, tiles=TILES) -> tuple[int, int]:
     """Open ends after placing ``action``."""
-    a, b = TILES[action // 2]
+    a, b = tiles[action // 2]
     if left < 0:
         return a, b
     if action % 2 == 0:
@@ -53,6 +53,9 @@ def test_rules_hold_in_random_batched_play(cfg: dict, backend: str) -> None:
     config = env.config
     n = config.num_players
     sides = list(config.teams)
+    tiles = [(a, b) for a in range(config.max_pip + 1) for b in range(a, config.max_pip + 1)]
+    total, pass_action = len(tiles), 2 * len(tiles)
+    fields = obs_layout(config).fields
     raw_obs, raw_mask, raw_seat = env.reset(seed=11)
     hand_start = np.ones(NUM_GAMES, dtype=bool)
     forced: list[int | None] = [None] * NUM_GAMES
@@ -65,22 +68,22 @@ def test_rules_hold_in_random_batched_play(cfg: dict, backend: str) -> None:
             hands = [tiles_of(int(h)) for h in before["hands"][g]]
             line = tiles_of(int(before["played"][g]))
             s, left, right = int(seat[g]), int(before["left"][g]), int(before["right"][g])
-            # the 28 tiles are accounted for: hands, line and out of play are disjoint
-            assert sum(map(len, hands)) + len(line) + before["out_of_play"][g] == 28
-            assert len(set().union(*hands, line)) == 28 - before["out_of_play"][g]
-            assert before["out_of_play"][g] == 28 - n * config.hand_size
+            # the T tiles are accounted for: hands, line and out of play are disjoint
+            assert sum(map(len, hands)) + len(line) + before["out_of_play"][g] == total
+            assert len(set().union(*hands, line)) == total - before["out_of_play"][g]
+            assert before["out_of_play"][g] == total - n * config.hand_size
             if hand_start[g]:
                 assert left < 0 and not line
                 if config.opener == "highest_double":
-                    forced[g] = naive_opening(hands)
+                    forced[g] = naive_opening(hands, tiles)
                     assert forced[g] in hands[s]  # the holder of the opening tile leads
             legal = set(np.flatnonzero(mask[g]).tolist())
-            assert legal == naive_legal(hands[s], left, right, forced[g])
+            assert legal == naive_legal(hands[s], left, right, forced[g], tiles)
             assert s == before["current"][g]
             # the observation holds the observer's hand, the line, the counts
-            assert set(np.flatnonzero(obs[g, FIELDS["hand"]])) == hands[s]
-            assert set(np.flatnonzero(obs[g, FIELDS["line"]])) == line
-            counts = obs[g, FIELDS["tile_counts"]][:n]
+            assert set(np.flatnonzero(obs[g, fields["hand"]])) == hands[s]
+            assert set(np.flatnonzero(obs[g, fields["line"]])) == line
+            counts = obs[g, fields["tile_counts"]][:n]
             assert counts.tolist() == [len(hands[(s + r) % n]) for r in range(n)]
             assert int(actions[g]) in legal
         raw_obs, raw_mask, raw_seat, rewards, terminated, info = env.step(actions)
@@ -91,11 +94,11 @@ def test_rules_hold_in_random_batched_play(cfg: dict, backend: str) -> None:
             a, s = int(actions[g]), int(before["current"][g])
             hands = [tiles_of(int(h)) for h in before["hands"][g]]
             left, right = int(before["left"][g]), int(before["right"][g])
-            if a != PASS:
+            if a != pass_action:
                 hands[s].discard(a // 2)
-                left, right = naive_play(left, right, a)
-            domino = a != PASS and not hands[s]
-            can_place = any(left in TILES[t] or right in TILES[t] for h in hands for t in h)
+                left, right = naive_play(left, right, a, tiles)
+            domino = a != pass_action and not hands[s]
+            can_place = any(left in tiles[t] or right in tiles[t] for h in hands for t in h)
             hand_over = domino or not can_place
             assert bool(info["hand_over"][g]) == hand_over
             hand_start[g] = hand_over
@@ -106,7 +109,7 @@ def test_rules_hold_in_random_batched_play(cfg: dict, backend: str) -> None:
                 assert after["current"][g] == (s + 1) % n
                 continue
             ended_hands += 1
-            points = naive_points(sides, hands, s if domino else None)
+            points = naive_points(sides, hands, s if domino else None, tiles)
             assert info["hand_points"][g].tolist() == points
             assert bool(info["hand_blocked"][g]) == (not domino)
             new_scores = old_scores + np.array(points)
@@ -215,3 +218,18 @@ def test_sample_actions_is_uniform_over_the_legal_actions(backend: str) -> None:
         expected = len(half) / len(choices)
         chi2 = ((counts - expected) ** 2 / expected).sum()
         assert chi2 < 25, (counts, chi2)  # df <= 4: p ~ 5e-5 when uniform
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_fast_deals_of_a_small_set_are_fair(backend: str) -> None:
+    games = 6000
+    env = BatchedEnv(games, backend=backend, num_players=3, max_pip=3)  # 10 tiles, 2 each
+    env.reset(seed=2)
+    snap = env.snapshot()
+    held = (snap["hands"][:, :, None] >> np.arange(10)) & 1  # (games, seat, tile)
+    assert not (snap["hands"] >> 10).any()  # only the set's tiles are dealt
+    assert (held.sum(2) == 2).all()
+    freq = held.mean(0)  # each seat holds each tile with probability 2/10
+    sigma = np.sqrt(0.2 * 0.8 / games)
+    assert np.all(np.abs(freq - 0.2) < 5 * sigma)
+    assert (snap["out_of_play"] == 4).all()
