@@ -225,3 +225,14 @@ def test_envs_of_a_set_copy_and_pickle_with_their_set():
         for agent in env.possible_agents:
             a, b = clone.observe(agent), env.observe(agent)
             assert a["observation"].tobytes() == b["observation"].tobytes()
+
+
+@pytest.mark.parametrize("kwargs", [{"max_pip": 2}, {"max_pip": 4, "num_players": 3}])
+def test_pettingzoo_api_test_passes_on_small_sets(kwargs):
+    import warnings
+
+    from pettingzoo.test import api_test
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        api_test(block_env.env(**kwargs), num_cycles=300)
