@@ -41,6 +41,7 @@ import time
 from typing import Any
 
 from block_env.training.config import TrainConfig, game_of
+from block_env.training.errors import ConfigError
 from block_env.training.results import evaluate_against, finish
 from block_env.training.runs import StopSignals, close_run, open_run, say
 
@@ -96,7 +97,13 @@ def train_rllib(
 ) -> dict[str, Any]:
     """Train ``main`` by league self-play (see the module docstring); returns the summary
     that is also written to the run folder."""
-    import ray
+    try:
+        import ray
+    except ImportError:
+        raise ConfigError(
+            "algo=rllib needs Ray RLlib: install the rllib extra in a venv of its own "
+            '(pip install torch==2.13.0 -e ".[train,rllib]", or bash .ci/extra-rllib)'
+        ) from None
     import torch
 
     from block_env.integrations.rllib import export_policy, main_network

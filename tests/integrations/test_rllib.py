@@ -271,6 +271,16 @@ def tiny_train_config(tmp_path, **changes):  # noqa: ANN001, ANN003, ANN201
     return config_from_dict({**values, **changes})
 
 
+def test_without_ray_train_py_says_which_extra_to_install(tmp_path, monkeypatch) -> None:
+    from block_env.training.errors import ConfigError
+    from block_env.training.rllib import train_rllib
+
+    monkeypatch.setitem(sys.modules, "ray", None)  # import ray now raises ImportError
+    with pytest.raises(ConfigError, match="rllib extra"):
+        train_rllib(tiny_train_config(tmp_path))
+    assert not (tmp_path / "rllib_test").exists()
+
+
 def test_rllib_runs_refuse_resume_before_starting_ray(tmp_path) -> None:
     from block_env.training.errors import ConfigError
     from block_env.training.rllib import train_rllib
