@@ -23,6 +23,8 @@ def _parser() -> argparse.ArgumentParser:
     nc.add_argument("--opener", default="rotate", choices=("rotate", "highest_double"))
     nc.add_argument("--cfr-iterations", type=int, default=100, help="CFR+ iterations (>= 1)")
     nc.add_argument("--nfsp-episodes", type=int, default=2000, help="NFSP episodes (0: skip)")
+    nc.add_argument("--nfsp-optimizer", default="sgd", choices=("sgd", "adam"))
+    nc.add_argument("--nfsp-lr", type=float, default=0.01, help="NFSP learning rate")
     nc.add_argument("--pimc-worlds", type=int, default=20, help="PIMC worlds (0: skip PIMC)")
     nc.add_argument("--policy", action="append", default=[], help="trained policy file")
     nc.add_argument("--json", type=Path, help="write the results here")
@@ -80,7 +82,13 @@ def nashconv_table(args: argparse.Namespace) -> dict[str, Any]:
     if args.nfsp_episodes:
         start = time.perf_counter()
         _, curve = an.run_nfsp(
-            game, tree, args.nfsp_episodes, args.seed, checkpoints(args.nfsp_episodes, 3.0, 1000)
+            game,
+            tree,
+            args.nfsp_episodes,
+            args.seed,
+            checkpoints(args.nfsp_episodes, 3.0, 1000),
+            args.nfsp_optimizer,
+            args.nfsp_lr,
         )
         curves["nfsp"] = curve
         rows.append(
@@ -88,7 +96,8 @@ def nashconv_table(args: argparse.Namespace) -> dict[str, Any]:
                 "method": f"NFSP, {args.nfsp_episodes} episodes",
                 "nash_conv": curve[-1]["nash_conv"],
                 "seconds": time.perf_counter() - start,
-                "note": f"training {curve[-1]['seconds']:.1f} s",
+                "note": f"training {curve[-1]['seconds']:.1f} s; {args.nfsp_optimizer}, "
+                f"lr {args.nfsp_lr:g}",
             }
         )
     start = time.perf_counter()

@@ -191,9 +191,12 @@ def run_nfsp(
     episodes: int,
     seed: int = 0,
     checkpoints: list[int] | None = None,
+    optimizer: str = "sgd",
+    lr: float = 0.01,
 ) -> tuple[os_policy.Policy, list[dict[str, float]]]:
     """A short run of OpenSpiel's PyTorch NFSP (self-play on the information state tensor);
-    NashConv of its average policy at the ``checkpoints`` (episode counts)."""
+    NashConv of its average policy at the ``checkpoints`` (episode counts). ``optimizer``
+    ("sgd" or "adam") and ``lr`` serve both its networks."""
     import torch
     from open_spiel.python import rl_environment
     from open_spiel.python.pytorch import nfsp
@@ -212,11 +215,11 @@ def run_nfsp(
             reservoir_buffer_capacity=int(2e5),
             anticipatory_param=0.1,
             batch_size=128,
-            rl_learning_rate=0.01,
-            sl_learning_rate=0.01,
+            rl_learning_rate=lr,
+            sl_learning_rate=lr,
             min_buffer_size_to_learn=1000,
             learn_every=64,
-            optimizer_str="sgd",
+            optimizer_str=optimizer,
             replay_buffer_capacity=int(2e5),
             epsilon_start=0.06,
             epsilon_end=0.001,
