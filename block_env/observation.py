@@ -116,6 +116,25 @@ class ObsLayout:
         self.o_part = f["partnership"].start
         self.o_out = f["out_of_play"].start
         self._key = (max_pip, count_high)
+        # everything ``encode`` reads, unpacked in one step on its hot path
+        self.hot = (
+            t,
+            v,
+            self.dim,
+            self.shifts_tiles,
+            self.shifts_values,
+            self.o_empty,
+            self.o_right,
+            self.o_counts,
+            self.o_voids,
+            self.o_scores,
+            self.o_seats,
+            self.o_target,
+            self.o_leader,
+            self.o_to_act,
+            self.o_part,
+            self.o_out,
+        )
 
     def __reduce__(self) -> tuple:
         return (_layout, self._key)
@@ -166,18 +185,17 @@ OBS_SCALE = _STANDARD.scale
 def encode(config: BlockConfig, state: State, seat: int) -> np.ndarray:
     """The observation vector of ``seat`` in ``state`` (a new float32 array)."""
     lay = config.__dict__.get("_obs_layout") or obs_layout(config)
-    t, v = lay.num_tiles, lay.num_values
-    shifts = lay.shifts_tiles
+    (t, v, dim, shifts, shifts_v, o_empty, o_right, cnt, void, sc, seats0, o_target, o_leader,
+     o_to_act, o_part, o_out) = lay.hot  # fmt: skip
     n = config.num_players
-    obs = np.zeros(lay.dim, dtype=np.float32)
+    obs = np.zeros(dim, dtype=np.float32)
     obs[:t] = (state.hands[seat] >> shifts) & 1
     obs[t : 2 * t] = (state.played >> shifts) & 1
     if state.left == EMPTY:
-        obs[lay.o_empty] = 1
+        obs[o_empty] = 1
     else:
         obs[2 * t + state.left] = 1
-        obs[lay.o_right + state.right] = 1
-    cnt, void, sc, seats0 = lay.o_counts, lay.o_voids, lay.o_scores, lay.o_seats
+        obs[o_right + state.right] = 1
     in_hands = 0
     for r in range(n):
         s = (seat + r) % n
@@ -185,15 +203,15 @@ def encode(config: BlockConfig, state: State, seat: int) -> np.ndarray:
         in_hands |= hand
         obs[cnt + r] = hand.bit_count()
         if state.voids[s]:
-            obs[void + v * r : void + v * r + v] = (state.voids[s] >> lay.shifts_values) & 1
+            obs[void + v * r : void + v * r + v] = (state.voids[s] >> shifts_v) & 1
         obs[sc + r] = state.scores[s]
         obs[seats0 + r] = 1
-    obs[lay.o_target] = config.target
-    obs[lay.o_leader + (state.leader - seat) % n] = 1
+    obs[o_target] = config.target
+    obs[o_leader + (state.leader - seat) % n] = 1
     if not state.episode_over:
-        obs[lay.o_to_act + (state.current - seat) % n] = 1
-    obs[lay.o_part] = config.partnership
-    obs[lay.o_out] = t - (in_hands | state.played).bit_count()
+        obs[o_to_act + (state.current - seat) % n] = 1
+    obs[o_part] = config.partnership
+    obs[o_out] = t - (in_hands | state.played).bit_count()
     return obs
 
 

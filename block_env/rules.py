@@ -203,17 +203,29 @@ def apply_legal_action(config: BlockConfig, state: State, action: int) -> State:
     hands = list(state.hands)
     hands[seat] &= ~(1 << tile)
     hands = tuple(hands)
-    after = state._replace(
-        hands=hands,
-        played=state.played | (1 << tile),
-        line=(*state.line, (tile, end)),
-        left=left,
-        right=right,
-        current=(seat + 1) % n,
+    # built field by field (faster than _replace on this hot path): the placed tile moves
+    # to the line, the ends and the seat to act change, everything else is kept
+    after = State(
+        hands,
+        state.played | (1 << tile),
+        (*state.line, (tile, end)),
+        left,
+        right,
+        (seat + 1) % n,
+        state.leader,
+        state.voids,
+        state.scores,
+        state.opening_tile,
+        state.hand_number,
+        state.result,
+        state.episode_over,
+        state.winners,
+        tiles,
     )
     if hands[seat] == 0:
         return _end_hand(config, after, domino_seat=seat)
-    open_values = tiles.with_value[left] | tiles.with_value[right]
+    with_value = tiles.with_value
+    open_values = with_value[left] | with_value[right]
     if not any(h & open_values for h in hands):
         return _end_hand(config, after, domino_seat=None)
     return after
