@@ -334,3 +334,21 @@ def test_a_policy_of_one_set_round_trips_and_is_refused_on_another(tmp_path):
         "num_players", "opener", "episode", "partnership", "target_score", "reward"
     }  # fmt: skip
     assert isinstance(PolicyAgent(model).act(obs), int)
+
+
+def test_evaluate_cli_plays_a_small_set_and_refuses_a_bad_one(tmp_path, capsys):
+    import json
+
+    from block_env.evaluate import main
+
+    out = tmp_path / "e.json"
+    args = ["rules", "pimc", "--max-pip", "3", "--hands", "8", "--no-progress"]
+    assert main([*args, "--json", str(out)]) == 0
+    result = json.loads(out.read_text())
+    assert result["hands"] == 8
+    capsys.readouterr()
+    assert main(["rules", "greedy", "--max-pip", "2", "--hand-size", "4", "--hands", "4"]) == 2
+    err = capsys.readouterr().err
+    assert "hand_size=4" in err and "from 1 to 3" in err and len(err.strip().splitlines()) == 1
+    assert main(["rules", "greedy", "--max-pip", "9", "--hands", "4"]) == 2
+    assert "max_pip=9" in capsys.readouterr().err
