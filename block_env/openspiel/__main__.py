@@ -33,6 +33,13 @@ def _parser() -> argparse.ArgumentParser:
     pl = sub.add_parser("plot", help="one convergence plot from several nashconv JSON files")
     pl.add_argument("results", type=Path, nargs="+", help="JSON files written by nashconv")
     pl.add_argument("--out", type=Path, required=True, help="the PNG to write")
+    pl.add_argument(
+        "--training-log",
+        action="append",
+        default=[],
+        metavar="LABEL=LOG",
+        help="also draw the nash_conv records of a train.py log.jsonl (by update, wall time)",
+    )
     return parser
 
 
@@ -150,9 +157,29 @@ def format_table(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def plot(results: list[dict[str, Any]], path: Path) -> None:
+def training_curve(log: Path) -> list[dict[str, float]]:
+    """The NashConv records of a ``train.py`` log (``nashconv_every``) as curve points."""
+    points = []
+    for line in log.read_text(encoding="utf-8").splitlines():
+        record = json.loads(line)
+        if "nash_conv" in record:
+            points.append(
+                {
+                    "iteration": record["update"],
+                    "seconds": record["wall"],
+                    "nash_conv": record["nash_conv"],
+                }
+            )
+    return points
+
+
+def plot(
+    results: list[dict[str, Any]],
+    path: Path,
+    training: list[tuple[str, list[dict[str, float]]]] | None = None,
+) -> None:
     """NashConv against iterations and against wall time (log-log), one line per method and
-    game, the uniform policy as a dotted reference."""
+    game, the uniform policy as a dotted reference; ``training`` adds PPO runs (by update)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -171,7 +198,13 @@ def plot(results: list[dict[str, Any]], path: Path) -> None:
             ax_t.plot(secs, vals, marker="o", ms=3, color=line.get_color())
         for ax in (ax_it, ax_t):
             ax.axhline(uniform, ls=":", lw=0.8, color="grey")
-    ax_it.set_xlabel("iterations (CFR+) / episodes (NFSP)")
+    for label, curve in training or []:
+        its = [c["iteration"] for c in curve]
+        secs = [max(c["seconds"], 1e-3) for c in curve]
+        vals = [max(c["nash_conv"], 1e-6) for c in curve]
+        (line,) = ax_it.plot(its, vals, ls="--", marker="s", ms=3, label=f"PPO ({label})")
+        ax_t.plot(secs, vals, ls="--", marker="s", ms=3, color=line.get_color())
+    ax_it.set_xlabel("iterations (CFR+) / episodes (NFSP) / updates (PPO)")
     ax_t.set_xlabel("wall time (s)")
     for ax in (ax_it, ax_t):
         ax.set_xscale("log")
@@ -179,7 +212,7 @@ def plot(results: list[dict[str, Any]], path: Path) -> None:
         ax.set_ylabel("NashConv")
         ax.grid(True, which="both", lw=0.3)
     ax_it.legend(fontsize=7)
-    fig.suptitle("NashConv of the average policy (dotted: uniform random)")
+    fig.suptitle("NashConv (CFR+, NFSP: average policy; PPO: the network; dotted: uniform)")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -193,7 +226,18 @@ def main(argv: list[str] | None = None) -> int:
         except (OSError, ValueError) as exc:
             print(f"error: cannot read the results: {exc}", file=sys.stderr)
             return 2
-        plot(results, args.out)
+        training = []
+        for item in args.training_log:
+            label, sep, log = item.rpartition("=")
+            if not sep:
+                print(f"error: --training-log {item!r}: use LABEL=PATH", file=sys.stderr)
+                return 2
+            try:
+                training.append((label, training_curve(Path(log))))
+            except (OSError, ValueError) as exc:
+                print(f"error: cannot read {log}: {exc}", file=sys.stderr)
+                return 2
+        plot(results, args.out, training)
         return 0
     if args.cfr_iterations < 1 or args.nfsp_episodes < 0 or args.pimc_worlds < 0:
         print(
