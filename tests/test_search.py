@@ -333,6 +333,41 @@ def test_sampler_is_uniform_over_consistent_deals() -> None:
     assert chi2 < df + 6 * (2 * df) ** 0.5
 
 
+def test_sampler_is_uniform_over_the_deals_of_a_small_set() -> None:
+    """Double-three (10 tiles), 3 players: the observer holds 2, the line 3, 5 unseen: 2 + 2
+    in hand and 1 out of play; seat 1 showed lacking 0. Every consistent deal, enumerated
+    here from the set's own tiles, is drawn equally often, and only the set's tiles are
+    dealt."""
+    ts = tile_set(3)
+    idx = ts.tile_index
+    hand = (1 << idx((0, 0))) | (1 << idx((1, 1)))
+    line = (1 << idx((0, 1))) | (1 << idx((1, 2))) | (1 << idx((2, 2)))
+    unseen = [t for t in range(ts.num_tiles) if not (hand | line) >> t & 1]
+    voids = (0, 0b0001, 0)  # seat 1 lacks 0
+    know = Knowledge(3, False, hand, line, 0, 2, (2, 2, 2), voids, 1, max_pip=3)
+    banned = tiles_showing(voids[1], 3)
+    deals = []
+    for one in itertools.combinations(unseen, 2):
+        if any(banned >> t & 1 for t in one):
+            continue
+        left = [t for t in unseen if t not in one]
+        for two in itertools.combinations(left, 2):
+            deals.append((sum(1 << t for t in one), sum(1 << t for t in two)))
+    assert count_worlds(know) == len(deals) > 3
+    rng = random.Random(1)
+    draws = 300 * len(deals)
+    seen = Counter()
+    for _ in range(draws):
+        hands, out = sample_world(know, rng)
+        assert (hands[1] | hands[2] | out) >> ts.num_tiles == 0  # only the set's tiles
+        seen[hands[1:]] += 1
+    assert set(seen) == set(deals)
+    expected = draws / len(deals)
+    chi2 = sum((seen[d] - expected) ** 2 / expected for d in deals)
+    df = len(deals) - 1
+    assert chi2 < df + 6 * (2 * df) ** 0.5
+
+
 # --- the agents in play ------------------------------------------------------------------
 def play_hand(env, seats: list, seed: int) -> tuple[float, ...]:
     """Play one hand of ``env`` (episode='hand') from ``reset(seed)``; rewards by seat."""
