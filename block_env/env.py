@@ -31,7 +31,8 @@ from pettingzoo.utils.env_logger import EnvLogger
 
 from block_env import rules
 from block_env.config import BlockConfig
-from block_env.observation import encode, encode_state, obs_layout
+from block_env.fast_observation import fast_encoder
+from block_env.observation import encode_state, obs_layout
 from block_env.rules import State
 from block_env.setup import check_seed, parse_reset_options
 
@@ -194,6 +195,7 @@ class raw_env(AECEnv, EzPickle):
         # Private per-position caches: the observation arrays of each seat (handed out only
         # as copies) and the legal actions of the seat to act (what ``step`` checks).
         self._obs_cache: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        self._encode = fast_encoder(self.config)  # equals observation.encode, faster
         self._legal: tuple[int, ...] | None = None
         # The info of a step that ends no hand: all agents share its read-only zero arrays,
         # which costs no allocation per step. reset() and hand ends give writable copies.
@@ -262,10 +264,11 @@ class raw_env(AECEnv, EzPickle):
         cached = self._obs_cache.get(seat)
         if cached is None:
             game = self._require_game()
-            mask = np.zeros(self._num_actions, dtype=np.int8)
+            mask = bytearray(self._num_actions)
             if seat == game.current and not game.episode_over:
-                mask[list(self._legal_actions())] = 1
-            cached = (encode(self.config, game, seat), mask)
+                for action in self._legal_actions():
+                    mask[action] = 1
+            cached = (self._encode(game, seat), np.frombuffer(mask, dtype=np.int8))
             self._obs_cache[seat] = cached
         return {"observation": cached[0].copy(), "action_mask": cached[1].copy()}
 

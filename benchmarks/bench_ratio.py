@@ -1,0 +1,135 @@
+"""Speed ratios of the AEC path in one run: raw_env against OpenSpiel, env() against raw_env.
+
+Every engine runs the same random-play loop (``last()`` or ``observation_tensor``, the legal
+actions, a uniform legal move), in short rounds that alternate between the engines, so that
+a busy or throttled machine slows all of them alike; each ratio is the median over rounds of
+the ratio within the round. Figures:
+
+* placements/s of ``raw_env`` (2 players) over OpenSpiel's ``python_block_dominoes`` with
+  ``observation_tensor`` (passes are not moves in OpenSpiel, so passes are not counted on
+  either side; time spent on them is);
+* agent-steps/s of ``env()`` over ``raw_env`` (2 players);
+* agent-steps/s of ``raw_env`` with 3 and 4 players over 2 players.
+
+Usage: ``python benchmarks/bench_ratio.py [--rounds 7] [--seconds 1.0]``.
+"""
+
+from __future__ import annotations
+
+import os
+
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[_var] = "1"
+
+import argparse  # noqa: E402
+import random  # noqa: E402
+import statistics  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+from collections.abc import Callable  # noqa: E402
+from typing import Any  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+import block_env  # noqa: E402
+
+
+def aec_round(make: Callable[[], Any], seconds: float, seed: int) -> tuple[float, float]:
+    """Random legal play for about ``seconds``: (agent-steps/s, placements/s)."""
+    env = make()
+    rng = random.Random(seed)
+    env.reset(seed=seed)
+    passes = env.unwrapped.config.tiles.pass_action
+    steps = placements = 0
+    start = time.perf_counter()
+    while True:
+        observation, _, termination, truncation, _ = env.last()
+        if termination or truncation:
+            env.step(None)
+            if not env.agents:
+                if time.perf_counter() - start >= seconds:
+                    break
+                env.reset()
+            continue
+        legal = np.flatnonzero(observation["action_mask"])
+        action = int(legal[rng.randrange(len(legal))])
+        env.step(action)
+        steps += 1
+        placements += action != passes
+    elapsed = time.perf_counter() - start
+    return steps / elapsed, placements / elapsed
+
+
+def openspiel_round(game: Any, seconds: float, seed: int) -> float:
+    """OpenSpiel's block dominoes, same loop with ``observation_tensor``: placements/s."""
+    rng = random.Random(seed)
+    placements = 0
+    start = time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        state = game.new_initial_state()
+        while not state.is_terminal():
+            if state.is_chance_node():
+                outcomes = state.chance_outcomes()
+                state.apply_action(outcomes[rng.randrange(len(outcomes))][0])
+                continue
+            state.observation_tensor(state.current_player())
+            legal = state.legal_actions()
+            state.apply_action(legal[rng.randrange(len(legal))])
+            placements += 1
+    return placements / (time.perf_counter() - start)
+
+
+def load_openspiel() -> Any:
+    """OpenSpiel's Python block dominoes, or None (with the reason on stderr)."""
+    try:
+        import open_spiel.python.games  # noqa: F401  (registers the Python games)
+        import pyspiel
+
+        return pyspiel.load_game("python_block_dominoes")
+    except Exception as err:  # any import or load failure: report, measure the rest
+        print(f"OpenSpiel unavailable ({type(err).__name__}: {err})", file=sys.stderr)
+        return None
+
+
+def main(argv: list[str] | None = None) -> dict[str, float]:
+    parser = argparse.ArgumentParser(description="AEC speed ratios, alternating rounds")
+    parser.add_argument("--rounds", type=int, default=7, help="rounds per engine (median)")
+    parser.add_argument("--seconds", type=float, default=1.0, help="length of one round")
+    args = parser.parse_args(argv)
+    if args.rounds < 1 or args.seconds <= 0:
+        parser.error("--rounds must be >= 1 and --seconds > 0")
+    game = load_openspiel()
+    ratios: dict[str, list[float]] = {}
+    raw: dict[str, list[float]] = {}
+
+    def add(name: str, value: float) -> None:
+        ratios.setdefault(name, []).append(value)
+
+    for r in range(args.rounds):
+        raw2_steps, raw2_place = aec_round(block_env.raw_env, args.seconds, r)
+        wrapped, _ = aec_round(block_env.env, args.seconds, r)
+        add("raw_env / env() agent-steps/s (2p)", raw2_steps / wrapped)
+        for n in (3, 4):
+            steps, _ = aec_round(lambda n=n: block_env.raw_env(num_players=n), args.seconds, r)
+            add(f"raw_env {n}p / 2p agent-steps/s", steps / raw2_steps)
+        if game is not None:
+            spiel = openspiel_round(game, args.seconds, r)
+            add("raw_env 2p / OpenSpiel placements/s", raw2_place / spiel)
+            raw.setdefault("OpenSpiel placements/s", []).append(spiel)
+        raw.setdefault("raw_env 2p placements/s", []).append(raw2_place)
+        raw.setdefault("raw_env 2p agent-steps/s", []).append(raw2_steps)
+        raw.setdefault("env() 2p agent-steps/s", []).append(wrapped)
+        print(f"round {r + 1}/{args.rounds} done", file=sys.stderr)
+
+    print(f"AEC ratios: median over {args.rounds} alternating rounds of {args.seconds:g} s")
+    out = {}
+    for name, values in ratios.items():
+        out[name] = statistics.median(values)
+        print(f"{name}: {out[name]:.2f}x  (rounds: {min(values):.2f}-{max(values):.2f})")
+    for name, values in raw.items():
+        print(f"{name}: {statistics.median(values):,.0f} (median; this machine only)")
+    return out
+
+
+if __name__ == "__main__":
+    main()

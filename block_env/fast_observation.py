@@ -1,0 +1,125 @@
+"""The observation vector of ``observation.encode``, built faster for the AEC env's hot path.
+
+``encode`` writes about twenty numpy elements one by one; each write costs as much as
+joining a few byte strings. Here every field is looked up as ready-made float32 bytes
+(tile masks in two halves, the ends by their values, voids and one-hots by index), the
+few numbers (tile counts, scores, tiles out of play) are packed with ``struct``, and the
+joined bytes become one array. The result equals ``encode(config, state, seat)`` bit for
+bit (checked by tests/test_fast_observation.py over random play on every tile set).
+"""
+
+from __future__ import annotations
+
+import struct
+from functools import cache
+
+import numpy as np
+
+from block_env.config import BlockConfig
+from block_env.observation import MAX_SEATS
+from block_env.rules import EMPTY, State
+from block_env.tiles import tile_set
+
+__all__ = ["FastEncoder", "fast_encoder"]
+
+_PACK4 = struct.Struct("=4f").pack
+_PACK1 = struct.Struct("=f").pack
+
+
+def _bits_table(width: int) -> list[bytes]:
+    """float32 bytes of the ``width`` bits of every integer below 2**width (bit i at i)."""
+    bits = (np.arange(1 << width, dtype=np.int64)[:, None] >> np.arange(width)) & 1
+    rows = bits.astype(np.float32)
+    return [row.tobytes() for row in rows]
+
+
+def _floats(values: list[float]) -> bytes:
+    return np.asarray(values, dtype=np.float32).tobytes()
+
+
+@cache
+def _tables(max_pip: int) -> tuple:
+    """Per tile set: bit tables of the two halves of a tile mask, end and void bytes."""
+    ts = tile_set(max_pip)
+    t, v = ts.num_tiles, ts.num_values
+    w = (t + 1) // 2
+    low, high = _bits_table(w), _bits_table(t - w)
+    ends = []
+    for left in range(v):
+        for right in range(v):
+            row = [0.0] * (2 * v + 1)
+            row[left] = row[v + right] = 1.0
+            ends.append(_floats(row))
+    empty = _floats([0.0] * (2 * v) + [1.0])
+    voids = _bits_table(v)
+    return t, w, (1 << w) - 1, low, high, v, ends, empty, voids
+
+
+class FastEncoder:
+    """``encode`` for one game configuration: ``encoder(state, seat)`` is a read-only
+    float32 array equal to ``encode(config, state, seat)`` (copy it before handing out).
+    Immutable and shared (see ``fast_encoder``); copies and pickles refer to the shared one."""
+
+    def __init__(self, num_players: int, max_pip: int, target: int, partnership: bool) -> None:
+        n = num_players
+        self._key = (num_players, max_pip, target, partnership)
+        self.num_players = n
+        (self._t, self._w, self._mask_low, self._low, self._high, v, self._ends,
+         self._empty, self._voids) = _tables(max_pip)  # fmt: skip
+        self._v = v
+        self._void_pad = bytes(4 * v * (MAX_SEATS - n))
+        self._order = tuple(tuple((seat + r) % n for r in range(n)) for seat in range(n))
+        one_hot = [_floats([1.0 if i == k else 0.0 for i in range(MAX_SEATS)]) for k in range(n)]
+        self._one_hot = one_hot
+        self._zero4 = bytes(16)
+        self._target = _PACK1(target)
+        seats = [1.0 if r < n else 0.0 for r in range(MAX_SEATS)]
+        self._seats_part = _floats([*seats, float(partnership)])
+        self._pad = (0,) * (MAX_SEATS - n)
+
+    def __reduce__(self) -> tuple:
+        return (_encoder, self._key)
+
+    def __deepcopy__(self, memo: dict) -> FastEncoder:
+        return self
+
+    def __call__(self, state: State, seat: int) -> np.ndarray:
+        w, ml, low, high = self._w, self._mask_low, self._low, self._high
+        hands, played, voids, scores = state.hands, state.played, state.voids, state.scores
+        order = self._order[seat]
+        n = self.num_players
+        hand = hands[seat]
+        in_hands = 0
+        for h in hands:
+            in_hands |= h
+        left = state.left
+        ends = self._empty if left == EMPTY else self._ends[left * self._v + state.right]
+        pad = self._pad
+        void_table = self._voids
+        parts = [
+            low[hand & ml],
+            high[hand >> w],
+            low[played & ml],
+            high[played >> w],
+            ends,
+            _PACK4(*[hands[s].bit_count() for s in order], *pad),
+            *[void_table[voids[s]] for s in order],
+            self._void_pad,
+            _PACK4(*[scores[s] for s in order], *pad),
+            self._target,
+            self._one_hot[(state.leader - seat) % n],
+            self._zero4 if state.episode_over else self._one_hot[(state.current - seat) % n],
+            self._seats_part,
+            _PACK1(self._t - (in_hands | played).bit_count()),
+        ]
+        return np.frombuffer(b"".join(parts), dtype=np.float32)
+
+
+@cache
+def _encoder(num_players: int, max_pip: int, target: int, partnership: bool) -> FastEncoder:
+    return FastEncoder(num_players, max_pip, target, partnership)
+
+
+def fast_encoder(config: BlockConfig) -> FastEncoder:
+    """The shared encoder of ``config``'s observations."""
+    return _encoder(config.num_players, config.max_pip, config.target, bool(config.partnership))
