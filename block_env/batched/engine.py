@@ -371,17 +371,17 @@ class Engine:
         voids = self.voids if every else b.take(self.voids, rows)
         counts = self.counts if every else b.take(self.counts, rows)
         words = b.empty((int(rows.shape[0]), 2), "i64")
-        word0 = hand | (played << L.LINE0) | b.take(self.t_ends_word0, ends)
-        rotated = self._rotate(voids, L.VOID_BITS, seat)
+        words[:, 0] = hand | (played << L.LINE0) | b.take(self.t_ends_word0, ends)
         if L.VOIDS_AT == "word1":  # the standard set: voids at positions 75..102
-            words[:, 0] = word0
-            words[:, 1] = b.take(self.t_ends_word1, ends) | (rotated << L.VOIDS_SHIFT)
+            words[:, 1] = b.take(self.t_ends_word1, ends) | (
+                self._rotate(voids, L.VOID_BITS, seat) << L.VOIDS_SHIFT
+            )
         elif L.VOIDS_AT == "word0":  # small sets: the whole head fits in word 0
-            words[:, 0] = word0 | (rotated << L.VOIDS_SHIFT)
+            words[:, 0] |= self._rotate(voids, L.VOID_BITS, seat) << L.VOIDS_SHIFT
             words[:, 1] = 0
         else:  # the voids cross position 64: low bits in word 0, the rest in word 1
-            low = rotated & ((1 << L.VOIDS_SPLIT) - 1)
-            words[:, 0] = word0 | (low << L.VOIDS_SHIFT)
+            rotated = self._rotate(voids, L.VOID_BITS, seat)
+            words[:, 0] |= (rotated & ((1 << L.VOIDS_SPLIT) - 1)) << L.VOIDS_SHIFT
             words[:, 1] = b.take(self.t_ends_word1, ends) | (rotated >> L.VOIDS_SPLIT)
         out[:, : L.HEAD_END] = b.unpack_bits(words, scratch=every)[:, : L.HEAD_END]
         out[:, L.COUNTS] = b.take_rows(self.t_counts_f32, self._rotate(counts, L.COUNT_BITS, seat))
