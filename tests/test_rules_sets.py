@@ -236,3 +236,23 @@ def test_pettingzoo_api_test_passes_on_small_sets(kwargs):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         api_test(block_env.env(**kwargs), num_cycles=300)
+
+
+def test_single_agent_wrapper_follows_the_set():
+    from block_env.wrappers import SingleAgentBlockEnv
+
+    env = SingleAgentBlockEnv(opponents="rules", episode="hand", max_pip=3, num_players=3)
+    assert env.action_space.n == 21
+    assert env.observation_space.shape == (formula_obs(3),)
+    assert env.observation_space.high[obs_layout(env.config).fields["scores"]][0] == 61 + 30
+    obs, _ = env.reset(seed=0)
+    rng = np.random.default_rng(0)
+    done, steps = False, 0
+    while not done:
+        assert env.observation_space.contains(obs)
+        mask = env.action_masks()
+        assert mask.shape == (21,) and mask.any()
+        obs, _, terminated, truncated, _ = env.step(int(rng.choice(np.flatnonzero(mask))))
+        done = terminated or truncated
+        steps += 1
+    assert steps >= 1
