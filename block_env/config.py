@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from block_env.tiles import MAX_PIP, TileSet, tile_set
 
 OPENERS = ("rotate", "highest_double")
@@ -66,7 +68,11 @@ class BlockConfig:
         k = self.hand_size
         if k is None:
             k = default_hand_size(n, self.partnership, tiles.max_pip)
-        elif isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= most:
+        elif (
+            isinstance(k, (bool, np.bool_))
+            or not isinstance(k, (int, np.integer))
+            or not (1 <= k <= most)
+        ):
             raise ValueError(
                 f"hand_size={k!r} is not allowed: with max_pip={tiles.max_pip} "
                 f"({tiles.num_tiles} tiles) and {n} players use an int from 1 to {most} "

@@ -79,6 +79,8 @@ def test_bad_max_pip_is_refused_naming_the_key_and_the_range(bad):
 )
 def test_hand_size_must_let_the_deal_fit_the_set(kwargs, most):
     assert BlockConfig(**kwargs, hand_size=most).hand_size == most
+    size = BlockConfig(**kwargs, hand_size=np.int64(most)).hand_size  # numpy ints as well
+    assert size == most and type(size) is int
     assert BlockConfig(**kwargs, hand_size=1).hand_size == 1
     for bad in (0, most + 1, -2, 2.0, "3", True):
         with pytest.raises(ValueError, match=rf"hand_size=.* use an int from 1 to {most}\b"):
