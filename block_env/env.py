@@ -310,7 +310,8 @@ class raw_env(AECEnv, EzPickle):
             self.agent_selection = self.possible_agents[(self._seat[agent] + 1) % len(self._seat)]
         else:
             self.agent_selection = self.possible_agents[self.game.current]
-        self._accumulate_rewards()
+        if after.result is not None:  # otherwise every reward is 0.0: nothing to add
+            self._accumulate_rewards()
         if self.render_mode == "human":
             self.render()
 

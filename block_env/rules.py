@@ -152,14 +152,18 @@ def legal_actions(state: State) -> tuple[int, ...]:
     with_value = state.tiles.with_value
     on_left = hand & with_value[state.left]
     on_right = hand & with_value[state.right]
-    if not (on_left | on_right):
+    fits = on_left | on_right
+    if not fits:
         return (state.tiles.pass_action,)
     actions = []
-    for t in iter_tiles(on_left | on_right):
-        if on_left >> t & 1:
-            actions.append(2 * t)
-        if on_right >> t & 1:
-            actions.append(2 * t + 1)
+    while fits:  # the tiles that fit, ascending (iter_tiles inlined: a hot path)
+        low = fits & -fits
+        t2 = 2 * low.bit_length() - 2
+        if on_left & low:
+            actions.append(t2)
+        if on_right & low:
+            actions.append(t2 + 1)
+        fits ^= low
     return tuple(actions)
 
 
@@ -226,9 +230,10 @@ def apply_legal_action(config: BlockConfig, state: State, action: int) -> State:
         return _end_hand(config, after, domino_seat=seat)
     with_value = tiles.with_value
     open_values = with_value[left] | with_value[right]
-    if not any(h & open_values for h in hands):
-        return _end_hand(config, after, domino_seat=None)
-    return after
+    for h in hands:  # a loop, not any(generator): a hot path
+        if h & open_values:
+            return after
+    return _end_hand(config, after, domino_seat=None)
 
 
 def score_hand(config: BlockConfig, hands: tuple[int, ...], domino_seat: int | None) -> HandResult:
