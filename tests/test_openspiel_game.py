@@ -43,6 +43,7 @@ def test_sizes_follow_the_set() -> None:
     assert game.max_game_length() == 4 + 3 * 1
     state = game.new_initial_state()
     assert len(state.information_state_tensor(0)) == 2 + 2 + 10 + 7 * 21
+    assert state.tiles.tiles == game.config.tiles.tiles  # the set's canonical order
     standard = _load({})
     assert standard.num_distinct_actions() == 57
     assert standard.observation_tensor_size() == block_env.OBS_DIM

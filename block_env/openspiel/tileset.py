@@ -2,12 +2,11 @@
 order ((0,0), (0,1), ..., (N,N)), names for tiles and actions, and building the config.
 
 The set's size follows ``max_pip`` N: T = (N+1)(N+2)/2 tiles, 2T+1 actions, pass = 2T
-(docs/RULES.md). Configurations without ``max_pip`` are the double-six set.
+(docs/RULES.md).
 """
 
 from __future__ import annotations
 
-import inspect
 from dataclasses import dataclass
 
 from block_env.config import BlockConfig
@@ -57,11 +56,6 @@ class TileSet:
         return f"{a}-{b}{'LR'[action % 2]}"
 
 
-def config_supports_sets() -> bool:
-    """Whether ``BlockConfig`` takes ``max_pip`` and ``hand_size`` (smaller tile sets)."""
-    return "max_pip" in inspect.signature(BlockConfig).parameters
-
-
 def make_config(
     num_players: int = 2,
     max_pip: int = 6,
@@ -70,28 +64,18 @@ def make_config(
     opener: str = "rotate",
 ) -> BlockConfig:
     """The one-hand, zero-sum ``BlockConfig`` of these game parameters (``hand_size`` 0:
-    the rules' default). ValueError for values the configuration refuses."""
-    kwargs: dict = dict(
+    the rules' default for the set). ValueError for values the configuration refuses."""
+    return BlockConfig(
         num_players=num_players,
         opener=opener,
         episode="hand",
         partnership=partnership,
         reward="zero_sum",
+        max_pip=max_pip,
+        hand_size=hand_size or None,
     )
-    if config_supports_sets():
-        kwargs["max_pip"] = max_pip
-        if hand_size:
-            kwargs["hand_size"] = hand_size
-        return BlockConfig(**kwargs)
-    config = BlockConfig(**kwargs)
-    if max_pip != 6 or (hand_size and hand_size != config.hand_size):
-        raise ValueError(
-            f"max_pip={max_pip}, hand_size={hand_size}: this block-env supports only the "
-            f"double-six set with {config.hand_size} tiles per hand"
-        )
-    return config
 
 
 def tile_set_of(config: BlockConfig) -> TileSet:
     """The tile set a configuration plays with."""
-    return TileSet(int(getattr(config, "max_pip", 6)))
+    return TileSet(config.max_pip)
