@@ -53,37 +53,79 @@ INFO_KEYS = (
 
 
 def env(**kwargs: Any) -> AECEnv:
-    """``raw_env`` inside PettingZoo's classic wrapper stack: an illegal move ends the game
-    with reward -1 for the mover, out-of-range actions assert, and the call order is enforced."""
-    wrapped = raw_env(**kwargs)
-    wrapped = _TerminateIllegal(wrapped, illegal_reward=-1)
-    wrapped = wrappers.AssertOutOfBoundsWrapper(wrapped)
-    return wrappers.OrderEnforcingWrapper(wrapped)
+    """``raw_env`` with PettingZoo's classic wrapper semantics: an illegal move ends the game
+    with reward -1 for the mover, out-of-range actions assert, and the call order is enforced
+    (what ``OrderEnforcingWrapper(AssertOutOfBoundsWrapper(TerminateIllegalWrapper(...)))``
+    does, in one layer)."""
+    return _Classic(raw_env(**kwargs))
 
 
-class _TerminateIllegal(wrappers.TerminateIllegalWrapper):
-    """PettingZoo's ``TerminateIllegalWrapper`` judging each move by the legal actions of the
-    game itself, never by the observation it handed to the caller (who may have written into
-    its mask)."""
+class _Classic(wrappers.OrderEnforcingWrapper):
+    """PettingZoo's classic stack (order enforcing, action-space assertion, termination on an
+    illegal move with ``-1``) as one wrapper over ``raw_env``: the same checks, errors,
+    warnings and rewards in the same order, without the attribute look-ups through three
+    layers. Each move is judged by the legal actions of the game itself, never by the
+    observation handed to the caller (who may have written into its mask)."""
+
+    def __init__(self, env: raw_env, illegal_reward: float = -1) -> None:
+        super().__init__(env)
+        self._raw = env
+        self._illegal_value = illegal_reward
+        self._terminated = False  # the game was ended by an illegal move
+
+    def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+        self._terminated = False
+        super().reset(seed=seed, options=options)
+
+    def last(self, observe: bool = True) -> tuple:
+        """``AECEnv.last`` read from the env itself (the same values, one look-up each)."""
+        if not self._has_reset:
+            return super().last(observe)  # raises as the wrapper stack does
+        raw = self._raw
+        agent = raw.agent_selection
+        observation = raw.observe(agent) if observe else None
+        return (
+            observation,
+            raw._cumulative_rewards[agent],
+            raw.terminations[agent],
+            raw.truncations[agent],
+            raw.infos[agent],
+        )
 
     def step(self, action: Any) -> None:
-        raw = self.env.unwrapped
-        agent = raw.agent_selection
-        if raw.agents and not (raw.terminations[agent] or raw.truncations[agent]):
-            self._prev_obs = {"action_mask": _LegalActions(raw._legal_actions())}
-        super().step(action)
+        raw = self._raw
+        if not self._has_reset:
+            EnvLogger.error_step_before_reset()
+        elif not raw.agents:
+            self._has_updated = True
+            EnvLogger.warn_step_after_terminated_truncated()
+        else:
+            self._has_updated = True
+            agent = raw.agent_selection
+            dead = raw.terminations[agent] or raw.truncations[agent]
+            # AssertOutOfBoundsWrapper (an int in range is in the space: no call needed)
+            in_space = type(action) is int and 0 <= action < raw._num_actions
+            assert (
+                in_space or (action is None and dead) or raw.action_space(agent).contains(action)
+            ), "action is not in action space"
+            # TerminateIllegalWrapper
+            if self._terminated and dead:
+                raw._was_dead_step(action)
+            elif not dead and action not in raw._legal_actions():
+                EnvLogger.warn_on_illegal_move()
+                raw._cumulative_rewards[agent] = 0
+                raw.terminations = dict.fromkeys(raw.agents, True)
+                raw.truncations = dict.fromkeys(raw.agents, True)
+                raw.rewards = dict.fromkeys(raw.truncations, 0)
+                raw.rewards[agent] = float(self._illegal_value)
+                raw._accumulate_rewards()
+                raw._deads_step_first()
+                self._terminated = True
+            else:
+                raw.step(action)
 
-
-class _LegalActions:
-    """``mask[action]`` for the wrapper's check: membership in the game's legal actions."""
-
-    __slots__ = ("actions",)
-
-    def __init__(self, actions: tuple[int, ...]) -> None:
-        self.actions = actions
-
-    def __getitem__(self, action: Any) -> bool:
-        return action in self.actions
+    def __str__(self) -> str:
+        return str(self.env)
 
 
 def _read_only(array: np.ndarray) -> np.ndarray:
