@@ -308,7 +308,7 @@ class raw_env(AECEnv, EzPickle):
             game = self._require_game()
             mask = bytearray(self._num_actions)
             if seat == game.current and not game.episode_over:
-                for action in self._legal_actions():
+                for action in self._legal or self._legal_actions():
                     mask[action] = 1
             cached = (self._encode(game, seat), np.frombuffer(mask, dtype=np.int8))
             self._obs_cache[seat] = cached
@@ -327,13 +327,18 @@ class raw_env(AECEnv, EzPickle):
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        if isinstance(action, bool) or not isinstance(action, (int, np.integer)):
+        if type(action) is not int and (
+            isinstance(action, bool) or not isinstance(action, (int, np.integer))
+        ):
             raise ValueError(
                 f"action {action!r} has type {type(action).__name__}: expected an int in "
                 f"0..{self._num_actions - 1}; legal actions: {list(self._legal_actions())}"
             )
         action = int(action)
-        if action not in self._legal_actions():  # decided from the game state alone
+        legal = self._legal
+        if legal is None:
+            legal = self._legal_actions()
+        if action not in legal:  # decided from the game state alone
             rules.apply_action(self.config, game, action)  # raises, naming the legal actions
         after = rules.apply_legal_action(self.config, game, action)
         self._cumulative_rewards[agent] = 0.0

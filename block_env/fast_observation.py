@@ -22,7 +22,6 @@ from block_env.tiles import tile_set
 
 __all__ = ["FastEncoder", "fast_encoder"]
 
-_PACK4 = struct.Struct("=4f").pack
 _PACK1 = struct.Struct("=f").pack
 
 
@@ -68,14 +67,14 @@ class FastEncoder:
          self._empty, self._voids) = _tables(max_pip)  # fmt: skip
         self._v = v
         self._void_pad = bytes(4 * v * (MAX_SEATS - n))
-        self._order = tuple(tuple((seat + r) % n for r in range(n)) for seat in range(n))
         one_hot = [_floats([1.0 if i == k else 0.0 for i in range(MAX_SEATS)]) for k in range(n)]
         self._one_hot = one_hot
         self._zero4 = bytes(16)
         self._target = _PACK1(target)
         seats = [1.0 if r < n else 0.0 for r in range(MAX_SEATS)]
         self._seats_part = _floats([*seats, float(partnership)])
-        self._pad = (0,) * (MAX_SEATS - n)
+        self._pack_n = struct.Struct(f"={n}f").pack
+        self._pad_n = bytes(4 * (MAX_SEATS - n))
 
     def __reduce__(self) -> tuple:
         return (_encoder, self._key)
@@ -85,8 +84,7 @@ class FastEncoder:
 
     def __call__(self, state: State, seat: int) -> np.ndarray:
         w, ml, low, high = self._w, self._mask_low, self._low, self._high
-        hands, played, voids, scores = state.hands, state.played, state.voids, state.scores
-        order = self._order[seat]
+        hands, played = state.hands, state.played
         n = self.num_players
         hand = hands[seat]
         in_hands = 0
@@ -94,18 +92,22 @@ class FastEncoder:
             in_hands |= h
         left = state.left
         ends = self._empty if left == EMPTY else self._ends[left * self._v + state.right]
-        pad = self._pad
-        void_table = self._voids
+        # per-seat fields by relative seat: the tuples rotated so that ``seat`` comes first
+        by_rel = hands[seat:] + hands[:seat]
+        voids, scores = state.voids, state.scores
+        pack, pad = self._pack_n, self._pad_n
         parts = [
             low[hand & ml],
             high[hand >> w],
             low[played & ml],
             high[played >> w],
             ends,
-            _PACK4(*[hands[s].bit_count() for s in order], *pad),
-            *[void_table[voids[s]] for s in order],
+            pack(*map(int.bit_count, by_rel)),
+            pad,
+            *map(self._voids.__getitem__, voids[seat:] + voids[:seat]),
             self._void_pad,
-            _PACK4(*[scores[s] for s in order], *pad),
+            pack(*(scores[seat:] + scores[:seat])),
+            pad,
             self._target,
             self._one_hot[(state.leader - seat) % n],
             self._zero4 if state.episode_over else self._one_hot[(state.current - seat) % n],
