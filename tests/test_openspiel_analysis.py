@@ -3,6 +3,7 @@ size, NashConv of fixed policies computed two ways, and CFR+ converging."""
 
 from __future__ import annotations
 
+import json
 import math
 
 import pytest
@@ -57,3 +58,27 @@ def test_cfr_plus_comes_within_one_percent_of_uniform(small) -> None:
     _, curve = an.run_cfr_plus(game, 30, [3, 30])
     assert curve[0]["nash_conv"] > curve[-1]["nash_conv"]
     assert curve[-1]["nash_conv"] <= 0.01 * uniform
+
+
+def test_nashconv_command_writes_table_json_and_plot(tmp_path, capsys) -> None:
+    from block_env.openspiel.__main__ import main
+
+    out, png = tmp_path / "r.json", tmp_path / "r.png"
+    argv = ["nashconv", "--max-pip", "2", "--hand-size", "2", "--cfr-iterations", "3"]
+    argv += ["--nfsp-episodes", "0", "--pimc-worlds", "0", "--json", str(out), "--plot", str(png)]
+    assert main(argv) == 0
+    assert "| uniform random | 1.1222 | 100.00% |" in capsys.readouterr().out
+    result = json.loads(out.read_text())
+    assert result["size"]["histories"] == 2093
+    assert [c["iteration"] for c in result["curves"]["cfr+"]] == [1, 2, 3]
+    assert result["rows"][-1]["nash_conv"] == result["curves"]["cfr+"][-1]["nash_conv"]
+    assert png.stat().st_size > 10_000
+
+
+def test_nashconv_command_refuses_bad_arguments(capsys) -> None:
+    from block_env.openspiel.__main__ import main
+
+    assert main(["nashconv", "--max-pip", "7"]) == 2
+    assert "max_pip=7" in capsys.readouterr().err
+    assert main(["nashconv", "--cfr-iterations", "0"]) == 2
+    assert "--cfr-iterations" in capsys.readouterr().err
