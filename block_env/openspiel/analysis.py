@@ -58,6 +58,7 @@ class Tree:
     seconds: float
 
     def sizes(self) -> dict[str, Any]:
+        """The counts as a JSON-ready dict."""
         return {
             "histories": self.histories,
             "terminal_histories": self.terminals,
@@ -94,7 +95,9 @@ def walk(game: pyspiel.Game) -> Tree:
     )
 
 
-def tabular(game: pyspiel.Game, tree: Tree, probs: Callable[[pyspiel.State], dict[int, float]]):
+def tabular(
+    game: pyspiel.Game, tree: Tree, probs: Callable[[pyspiel.State], dict[int, float]]
+) -> os_policy.TabularPolicy:
     """A ``TabularPolicy`` holding ``probs(state)`` at each information state of ``tree``."""
     pol = os_policy.TabularPolicy(game)
     for key, state in tree.info_states.items():
@@ -106,6 +109,7 @@ def tabular(game: pyspiel.Game, tree: Tree, probs: Callable[[pyspiel.State], dic
 
 
 def uniform_probs(state: pyspiel.State) -> dict[int, float]:
+    """Every legal action equally likely."""
     legal = state.legal_actions()
     return {a: 1.0 / len(legal) for a in legal}
 

@@ -8,6 +8,7 @@ the legal actions becomes a tabular policy) plus OpenSpiel's exact best response
 from __future__ import annotations
 
 from math import comb
+from typing import Any
 
 import numpy as np
 
@@ -61,7 +62,7 @@ class NashConvProbe:
         self.obs = np.stack([v["observation"] for v in views])
         self.mask = np.stack([v["action_mask"] for v in views])
 
-    def probabilities(self, model) -> np.ndarray:
+    def probabilities(self, model: Any) -> np.ndarray:
         """(information states, actions) softmax of the masked logits, rows summing to 1."""
         import torch
 
@@ -73,7 +74,7 @@ class NashConvProbe:
         p = np.where(self.mask > 0, p, 0.0)
         return p / p.sum(axis=1, keepdims=True)
 
-    def __call__(self, model) -> float:
+    def __call__(self, model: Any) -> float:
         """NashConv of the network's stochastic policy."""
         probs = self.probabilities(model)
         pol = an.os_policy.TabularPolicy(self.game)
