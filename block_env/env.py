@@ -128,6 +128,9 @@ class _Classic(wrappers.OrderEnforcingWrapper):
         return str(self.env)
 
 
+_ARRAY_KEYS = ("hand_pips", "hand_points", "match_winners")  # the info's array fields
+
+
 def _read_only(array: np.ndarray) -> np.ndarray:
     """A read-only view of ``array`` (itself made read-only, so that the view's WRITEABLE
     flag cannot be turned back on): the zero arrays of the steps that end no hand are shared
@@ -394,7 +397,10 @@ class raw_env(AECEnv, EzPickle):
     @staticmethod
     def _fresh_info(info: dict[str, Any]) -> dict[str, Any]:
         """A copy of ``info`` with new, writable arrays (one per agent: nothing shared)."""
-        return {k: v.copy() if isinstance(v, np.ndarray) else v for k, v in info.items()}
+        fresh = dict(info)
+        for key in _ARRAY_KEYS:
+            fresh[key] = info[key].copy()
+        return fresh
 
     def _hand_info(self, after: State) -> dict[str, Any]:
         """The info of the step that ended a hand (each agent gets a ``_fresh_info`` copy)."""

@@ -240,7 +240,18 @@ def score_hand(config: BlockConfig, hands: tuple[int, ...], domino_seat: int | N
     """Score a finished hand from the tiles left in hand. Domino: the winner's side scores
     the pips left in the opposing hands. Blocked: the strictly lowest side scores the other
     sides' totals minus its own total once; a tied lowest total scores nothing."""
-    pips = tuple(config.tiles.pip_total(h) for h in hands)
+    pips = tuple(map(config.tiles.pip_total, hands))
+    if not config.partnership:  # one seat per side: the same sums, without the team tables
+        if domino_seat is not None:
+            winner, gained = domino_seat, sum(pips) - pips[domino_seat]
+        else:
+            lowest = min(pips)
+            if pips.count(lowest) > 1:
+                return HandResult(None, True, pips, (0,) * len(hands))
+            winner = pips.index(lowest)
+            gained = sum(pips) - 2 * lowest
+        points = tuple(gained if s == winner else 0 for s in range(len(hands)))
+        return HandResult(winner, domino_seat is None, pips, points)
     teams = config.teams
     team_ids = sorted(set(teams))
     team_pips = {t: sum(p for p, tt in zip(pips, teams) if tt == t) for t in team_ids}

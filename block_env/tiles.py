@@ -61,6 +61,7 @@ class TileSet:
         "is_double",
         "doubles_mask",
         "with_value",
+        "_pip_bytes",
     )
 
     def __init__(self, max_pip: int) -> None:
@@ -78,6 +79,18 @@ class TileSet:
         self.pips: tuple[int, ...] = tuple(a + b for a, b in self.tiles)
         self.is_double: tuple[bool, ...] = tuple(a == b for a, b in self.tiles)
         self.doubles_mask = sum(1 << i for i, d in enumerate(self.is_double) if d)
+        # _pip_bytes[k][b]: pips on the tiles 8k..8k+7 selected by the bits of b
+        self._pip_bytes = tuple(
+            tuple(
+                sum(
+                    self.pips[8 * k + i]
+                    for i in range(8)
+                    if b >> i & 1 and 8 * k + i < len(self.pips)
+                )
+                for b in range(256)
+            )
+            for k in range((self.num_tiles + 7) // 8)
+        )
         # with_value[v]: mask of the tiles showing value v on either half.
         self.with_value: tuple[int, ...] = tuple(
             sum(1 << i for i, (a, b) in enumerate(self.tiles) if v in (a, b))
@@ -123,8 +136,11 @@ class TileSet:
 
     def pip_total(self, mask: int) -> int:
         """Sum of the pips on the tiles of a mask (both halves of each tile)."""
-        pips = self.pips
-        return sum(pips[t] for t in iter_tiles(mask))
+        total = 0
+        for table in self._pip_bytes:  # one look-up per 8 tiles (a hot path: hand ends)
+            total += table[mask & 255]
+            mask >>= 8
+        return total
 
     def describe_action(self, action: int) -> str:
         """Human-readable action, e.g. ``'[1|4] on left'`` or ``'pass'``."""
