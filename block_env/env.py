@@ -14,6 +14,10 @@ Version History
 * v1 (later, compatible): ``max_pip`` and ``hand_size`` pick the tile set and the hand
   size; the spaces follow the set (the defaults keep every space, observation, mask and deal
   as before).
+* v1 (later, compatible): ``env()`` is one wrapper (a subclass of PettingZoo's
+  ``OrderEnforcingWrapper``) doing the classic stack's checks, errors, warnings and -1 on an
+  illegal move in the same order, instead of three stacked wrappers; observations are
+  built faster, equal bit for bit.
 * v0: initial release (Pagat individual Block, 2-4 players, variants, seat-relative
   observations of ``observation.OBS_DIM`` floats, 57 actions).
 """
