@@ -73,6 +73,14 @@ class FastEncoder:
         self._target = _PACK1(target)
         seats = [1.0 if r < n else 0.0 for r in range(MAX_SEATS)]
         self._seats_part = _floats([*seats, float(partnership)])
+        # target, leader, to_act (index n: nobody, the episode is over), seats, partnership
+        self._tail = [
+            [
+                self._target + one_hot[lead] + (one_hot + [self._zero4])[act] + self._seats_part
+                for act in range(n + 1)
+            ]
+            for lead in range(n)
+        ]
         self._pack_n = struct.Struct(f"={n}f").pack
         self._pad_n = bytes(4 * (MAX_SEATS - n))
 
@@ -108,10 +116,9 @@ class FastEncoder:
             self._void_pad,
             pack(*(scores[seat:] + scores[:seat])),
             pad,
-            self._target,
-            self._one_hot[(state.leader - seat) % n],
-            self._zero4 if state.episode_over else self._one_hot[(state.current - seat) % n],
-            self._seats_part,
+            self._tail[(state.leader - seat) % n][
+                n if state.episode_over else (state.current - seat) % n
+            ],
             _PACK1(self._t - (in_hands | played).bit_count()),
         ]
         return np.frombuffer(b"".join(parts), dtype=np.float32)
