@@ -363,6 +363,18 @@ class EvalResult:
         out.pop("per_deal")
         return out
 
+    def summary(self, agent: int = 0) -> dict[str, float]:
+        """One agent's headline figures as a flat dict (margin with its CI, hand-win rate,
+        hands played): what a training script logs before and after."""
+        s = self.stats[agent]
+        return {
+            "margin": s.margin.mean,
+            "margin_lo": s.margin.lo,
+            "margin_hi": s.margin.hi,
+            "hand_win": s.hand_win.mean,
+            "hands": self.hands,
+        }
+
     def table(self) -> str:
         """Plain-text table: one row per agent."""
         match_mode = self.config.get("episode") == "match"

@@ -56,14 +56,7 @@ def score_vs_random(model: MaskablePPO, args: argparse.Namespace) -> dict[str, f
         hands=args.eval_hands,
         seed=10_000 + args.seed,
     )
-    me = res.stats[0]
-    return {
-        "margin": me.margin.mean,
-        "margin_lo": me.margin.lo,
-        "margin_hi": me.margin.hi,
-        "hand_win": me.hand_win.mean,
-        "hands": res.hands,
-    }
+    return res.summary(0)
 
 
 def train(args: argparse.Namespace) -> dict[str, Any]:

@@ -440,3 +440,17 @@ def test_ladder_skips_a_policy_for_another_game_and_reports_hands_played() -> No
     assert res.agents == ["random", "greedy"]
     three = ladder(["random", "greedy"], num_players=3, hands=20, bootstrap=5)
     assert three.hands_per_pair == 21  # 7 deals x 3 seatings, as played
+
+
+def test_summary_is_the_agents_headline_figures():
+    res = evaluate(["greedy", "random"], num_players=2, hands=8, seed=3)
+    for agent in (0, 1):
+        s = res.stats[agent]
+        assert res.summary(agent) == {
+            "margin": s.margin.mean,
+            "margin_lo": s.margin.lo,
+            "margin_hi": s.margin.hi,
+            "hand_win": s.hand_win.mean,
+            "hands": 8,
+        }
+    assert res.summary(0)["margin"] == -res.summary(1)["margin"]
