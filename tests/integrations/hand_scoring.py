@@ -5,6 +5,18 @@ from __future__ import annotations
 
 import numpy as np
 
+# The env's info schema, written out here (not imported) so a renamed key fails the tests.
+INFO_KEYS = {
+    "hand_over",
+    "hand_winner",
+    "hand_blocked",
+    "hand_pips",
+    "hand_points",
+    "match_over",
+    "match_winner",
+    "match_winners",
+}
+
 
 def expected_points(pips: np.ndarray, blocked: bool, domino: int) -> tuple[int, np.ndarray]:
     """(winner or -1, points by seat): the seat that dominoed (``domino``, holding nothing)

@@ -16,7 +16,7 @@ import pytest
 
 pytest.importorskip("tianshou", reason="needs the integrations extra: bash .ci/extra-integrations")
 
-from hand_scoring import expected_points, zero_sum  # noqa: E402
+from hand_scoring import INFO_KEYS, expected_points, zero_sum  # noqa: E402
 from tianshou.algorithm import (  # noqa: E402
     MARLRandomDiscreteMaskedOffPolicyAlgorithm,
     MultiAgentOffPolicyAlgorithm,
@@ -28,16 +28,6 @@ from tianshou.env.pettingzoo_env import PettingZooEnv  # noqa: E402
 import block_env  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
-INFO_KEYS = {
-    "hand_over",
-    "hand_winner",
-    "hand_blocked",
-    "hand_pips",
-    "hand_points",
-    "match_over",
-    "match_winner",
-    "match_winners",
-}
 
 
 @pytest.fixture(scope="module")

@@ -20,7 +20,7 @@ import pytest
 pytest.importorskip("torchrl", reason="needs the integrations extra: bash .ci/extra-integrations")
 
 import torch  # noqa: E402
-from hand_scoring import expected_points, zero_sum  # noqa: E402
+from hand_scoring import INFO_KEYS, expected_points, zero_sum  # noqa: E402
 from torchrl.collectors import Collector  # noqa: E402
 from torchrl.envs import PettingZooWrapper  # noqa: E402
 from torchrl.envs.utils import MarlGroupMapType, check_env_specs  # noqa: E402
@@ -28,16 +28,6 @@ from torchrl.envs.utils import MarlGroupMapType, check_env_specs  # noqa: E402
 import block_env  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
-INFO_KEYS = {
-    "hand_over",
-    "hand_winner",
-    "hand_blocked",
-    "hand_pips",
-    "hand_points",
-    "match_over",
-    "match_winner",
-    "match_winners",
-}
 
 
 def load_example() -> ModuleType:
