@@ -18,6 +18,9 @@ Version History
   ``OrderEnforcingWrapper``) doing the classic stack's checks, errors, warnings and -1 on an
   illegal move in the same order, instead of three stacked wrappers; observations are
   built faster, equal bit for bit.
+* v1 (later, compatible): ``obs_type="information_state"`` appends the current hand's
+  public history to the observation (``block_env.information_state``); the default
+  ``"observation"`` is unchanged.
 * v0: initial release (Pagat individual Block, 2-4 players, variants, seat-relative
   observations of ``observation.OBS_DIM`` floats, 57 actions).
 """
@@ -36,6 +39,11 @@ from pettingzoo.utils.env_logger import EnvLogger
 from block_env import rules
 from block_env.config import BlockConfig
 from block_env.fast_observation import fast_encoder
+from block_env.information_state import (
+    check_obs_type,
+    encode_history,
+    information_state_bounds,
+)
 from block_env.observation import encode_state, obs_layout
 from block_env.rules import State
 from block_env.setup import check_seed, parse_reset_options
@@ -157,6 +165,16 @@ def _running_info(num_players: int) -> dict[str, Any]:
     }
 
 
+def _observation_box(config: BlockConfig, obs_type: str) -> spaces.Box:
+    """The Box of the ``"observation"`` entry for ``obs_type`` (the same for every agent)."""
+    if obs_type == "information_state":
+        low, high = information_state_bounds(config)
+    else:
+        lay = obs_layout(config)
+        low, high = lay.low, lay.high
+    return spaces.Box(low, high, low.shape, np.float32)
+
+
 class raw_env(AECEnv, EzPickle):
     """Block dominoes, individual (Pagat) or partnership, as an AEC game.
 
@@ -187,6 +205,7 @@ class raw_env(AECEnv, EzPickle):
         lang: str = "en",
         max_pip: int = 6,
         hand_size: int | None = None,
+        obs_type: str = "observation",
     ) -> None:
         EzPickle.__init__(
             self,
@@ -200,6 +219,7 @@ class raw_env(AECEnv, EzPickle):
             lang,
             max_pip,
             hand_size,
+            obs_type,
         )
         super().__init__()
         self.config = BlockConfig(
@@ -221,13 +241,17 @@ class raw_env(AECEnv, EzPickle):
             raise ValueError(f"lang={lang!r} is not allowed: use one of {', '.join(LANGS)}")
         self.render_mode = render_mode
         self.lang = lang
+        self.obs_type = check_obs_type(obs_type)
+        # the current hand's action ids, kept only for the information state
+        self._info_state = obs_type == "information_state"
+        self._moves: list[int] = []
         self.possible_agents = [f"player_{i}" for i in range(num_players)]
         self._seat = {a: i for i, a in enumerate(self.possible_agents)}
         lay = obs_layout(self.config)
         self._num_actions = num_actions = self.config.tiles.num_actions
         obs_space = spaces.Dict(
             {
-                "observation": spaces.Box(lay.low, lay.high, (lay.dim,), np.float32),
+                "observation": _observation_box(self.config, obs_type),
                 "action_mask": spaces.Box(0, 1, (num_actions,), np.int8),
             }
         )
@@ -305,10 +329,13 @@ class raw_env(AECEnv, EzPickle):
         self._obs_cache = {}
         self._legal = None
         self.last_hand = None
+        self._moves = []
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         """``{"observation": float32[OBS_DIM], "action_mask": int8[2T+1]}``: fresh arrays
-        the caller may keep or modify without affecting the env."""
+        the caller may keep or modify without affecting the env. With
+        ``obs_type="information_state"`` the observation is followed by the hand's history
+        (``block_env.information_state``)."""
         seat = self._seat[agent]
         cached = self._obs_cache.get(seat)
         if cached is None:
@@ -317,7 +344,11 @@ class raw_env(AECEnv, EzPickle):
             if seat == game.current and not game.episode_over:
                 for action in self._legal or self._legal_actions():
                     mask[action] = 1
-            cached = (self._encode(game, seat), np.frombuffer(mask, dtype=np.int8))
+            obs = self._encode(game, seat)
+            if self._info_state:
+                history = encode_history(self.config, game.leader, self._moves, seat)
+                obs = np.concatenate([obs, history])
+            cached = (obs, np.frombuffer(mask, dtype=np.int8))
             self._obs_cache[seat] = cached
         return {"observation": cached[0].copy(), "action_mask": cached[1].copy()}
 
@@ -348,6 +379,8 @@ class raw_env(AECEnv, EzPickle):
         if action not in legal:  # decided from the game state alone
             rules.apply_action(self.config, game, action)  # raises, naming the legal actions
         after = rules.apply_legal_action(self.config, game, action)
+        if self._info_state:
+            self._moves.append(action)
         self._cumulative_rewards[agent] = 0.0
         self._obs_cache = {}
         self._legal = None
@@ -396,6 +429,7 @@ class raw_env(AECEnv, EzPickle):
             self.game = after
         else:
             self.game = rules.next_hand(self.config, after, self.np_random)
+            self._moves = []  # the history holds the current hand only
         self.last_hand = after
 
     @staticmethod

@@ -59,6 +59,14 @@ class NumpyBackend:
         """``array[idx] = values`` along the first axis, in place."""
         array[idx] = values
 
+    def cat(self, parts: tuple) -> np.ndarray:
+        """The 1-D arrays ``parts`` joined end to end."""
+        return np.concatenate(parts)
+
+    def cat1(self, parts: tuple) -> np.ndarray:
+        """The 2-D arrays ``parts`` joined along the second axis."""
+        return np.concatenate(parts, axis=1)
+
     def nonzero(self, mask: np.ndarray) -> np.ndarray:
         return np.flatnonzero(mask)
 
@@ -233,6 +241,14 @@ class TorchBackend:
     def put(self, array: Any, idx: Any, values: Any) -> None:
         """``array[idx] = values`` along the first axis, in place."""
         array.index_copy_(0, idx, values)
+
+    def cat(self, parts: tuple) -> Any:
+        """The 1-D tensors ``parts`` joined end to end."""
+        return self.torch.cat(parts)
+
+    def cat1(self, parts: tuple) -> Any:
+        """The 2-D tensors ``parts`` joined along the second axis."""
+        return self.torch.cat(parts, dim=1)
 
     def nonzero(self, mask: Any) -> Any:
         return self.torch.nonzero(mask).reshape(-1)

@@ -23,6 +23,8 @@ import numpy as np
 
 from block_env.batched.layout import layout_for
 from block_env.config import BlockConfig
+from block_env.information_state import history_slots, slot_size
+from block_env.observation import MAX_SEATS
 from block_env.setup import Setup
 
 _LOW14 = (1 << 14) - 1
@@ -36,7 +38,13 @@ class Engine:
     """Array state and transition of B games; ``BatchedEnv`` is the public wrapper."""
 
     def __init__(
-        self, config: BlockConfig, num_envs: int, backend: Any, deals: Any, auto_pass: bool
+        self,
+        config: BlockConfig,
+        num_envs: int,
+        backend: Any,
+        deals: Any,
+        auto_pass: bool,
+        history: bool = False,
     ) -> None:
         b = self.b = backend
         self.config = config
@@ -88,6 +96,16 @@ class Engine:
         # observation positions HEAD_END.. (scores, target, leader, ...) per game and
         # observer, rebuilt when a hand starts, as rows (game * n + observer)
         self.tail = b.zeros((B * n, self.L.TAIL_DIM), "f32")
+        # the hand's public history (``block_env.information_state``), only when asked for:
+        # rows (game * n + absolute seat) of H slots of T + 3 floats, and the moves made
+        self.history = history
+        if history:
+            self.H = history_slots(config)
+            self.S = slot_size(config)
+            self.hist = b.zeros((B * n, self.H * self.S), "f32")
+            self.hist_flat = self.hist.reshape(-1)  # a view: writes go to ``hist``
+            self.turn = b.zeros(B, "i64")
+            self.hist_dim = MAX_SEATS * self.H * self.S
 
     # ---- dealing ----------------------------------------------------------------------
     def reset(self, seed: int | None, setups: list[Setup | None] | None) -> None:
@@ -136,6 +154,10 @@ class Engine:
         self.out_of_play[idx] = self.L.num_tiles - self._popcount(dealt)
         self.hand_number[idx] = number
         rows, seat = self._rows_by_seat(idx)
+        if self.history:
+            blank = b.zeros((int(rows.shape[0]), self.H * self.S), "f32")
+            b.put(self.hist, rows * self.n + seat, blank)
+            self.turn[idx] = 0
         b.put(self.tail, rows * self.n + seat, self._tail(rows, seat, to_act=True))
 
     def _opening(self, hands: Any) -> tuple[Any, Any]:
@@ -161,6 +183,8 @@ class Engine:
         flat = self.row_base + c
         tile = a >> 1
         is_pass = tile == self.L.PASS_TILE
+        if self.history:
+            self._record(flat, b.where(is_pass, self.L.num_tiles + 2, tile), a & 1, is_pass)
         bit = b.take(self.t_tile_bit, tile)  # 0 for a pass
         actor_hand = b.take(self.hands_flat, flat) ^ bit
         b.put(self.hands_flat, flat, actor_hand)
@@ -199,10 +223,43 @@ class Engine:
             if not b.any(forced):
                 return
             c = self.current
+            if self.history:
+                self._record_passes(b.nonzero(forced))
             shown = b.where(forced, b.take(self.t_shown, self.ends), 0)
             self.voids = self.voids | (shown << (c * self.L.VOID_BITS))
             self.current = b.where(forced, b.take(self.t_next_seat, c), c)
             self.legal = self._legal_for(b.take(self.hands_flat, self.row_base + self.current))
+
+    def _record(self, flat: Any, col: Any, end: Any, is_pass: Any) -> None:
+        """Write every game's move into the history: column ``col`` (the tile, or the pass
+        flag) and, for a placement, the end's column, at slot turn // n of the actor's row."""
+        b = self.b
+        t = self.L.num_tiles
+        base = flat * (self.H * self.S) + (self.turn // self.n) * self.S
+        end_col = b.where(is_pass, t + 2, t + end)
+        pos = b.cat((base + col, base + end_col))
+        b.put(self.hist_flat, pos, b.zeros(int(pos.shape[0]), "f32") + 1.0)
+        self.turn = self.turn + 1
+
+    def _record_passes(self, idx: Any) -> None:
+        """Record a pass by the seat to act in games ``idx`` (the forced passes)."""
+        b = self.b
+        turn = b.take(self.turn, idx)
+        flat = b.take(self.current, idx) + idx * self.n
+        pos = flat * (self.H * self.S) + (turn // self.n) * self.S + self.L.num_tiles + 2
+        b.put(self.hist_flat, pos, b.zeros(int(pos.shape[0]), "f32") + 1.0)
+        self.turn[idx] = turn + 1
+
+    def history_rows(self, rows: Any, seat: Any) -> Any:
+        """(m, 4 * H * S) float32: the history of games ``rows`` seen by observer ``seat``
+        (relative seats, padded to 4 with zeros)."""
+        b = self.b
+        n, w = self.n, self.H * self.S
+        m = int(rows.shape[0])
+        out = b.zeros((m, self.hist_dim), "f32")
+        for r in range(n):
+            out[:, r * w : (r + 1) * w] = b.take_rows(self.hist, rows * n + (seat + r) % n)
+        return out
 
     def _end_hands(
         self, idx: Any, domino: Any, actor: Any, rewards: Any, terminated: Any, info: dict
@@ -307,7 +364,7 @@ class Engine:
             "match_winner": b.zeros(B, "i64") - 1,
             "match_winners": b.zeros((B, n), "bool"),
             "final_index": b.zeros(0, "i64"),
-            "final_obs": b.zeros((0, n, self.L.obs_dim), "f32"),
+            "final_obs": b.zeros((0, n, self.obs_width), "f32"),
         }
 
     # ---- legality ----------------------------------------------------------------------
@@ -330,6 +387,11 @@ class Engine:
         return b.take(self.t_pop14, masks & _LOW14) + b.take(self.t_pop14, masks >> 14)
 
     # ---- observations ------------------------------------------------------------------
+    @property
+    def obs_width(self) -> int:
+        """Length of the vectors handed out: the observation, plus the history if kept."""
+        return self.L.obs_dim + (self.hist_dim if self.history else 0)
+
     def observe(self) -> tuple[Any, Any]:
         """(obs (B, OBS_DIM) float32, mask (B, 2T+1) int8) of the seat to act in each game."""
         b = self.b
@@ -337,6 +399,8 @@ class Engine:
         obs = b.empty((self.num_envs, self.L.obs_dim), "f32")
         self._head(obs, b.take(self.hands_flat, flat), self.rows, self.current)
         obs[:, self.L.HEAD_END :] = b.take_rows(self.tail, flat)
+        if self.history:
+            obs = b.cat1((obs, self.history_rows(self.rows, self.current)))
         return obs, b.unpack_mask(self.legal, self.L.num_actions)
 
     def final_observations(self, idx: Any) -> Any:
@@ -346,7 +410,9 @@ class Engine:
         obs = self.b.empty((int(rows.shape[0]), self.L.obs_dim), "f32")
         self._head(obs, self.b.take(self.hands_flat, rows * self.n + seat), rows, seat)
         obs[:, self.L.HEAD_END :] = self._tail(rows, seat, to_act=False)
-        return obs.reshape(int(idx.shape[0]), self.n, self.L.obs_dim)
+        if self.history:
+            obs = self.b.cat1((obs, self.history_rows(rows, seat)))
+        return obs.reshape(int(idx.shape[0]), self.n, int(obs.shape[1]))
 
     def _rows_by_seat(self, idx: Any) -> tuple[Any, Any]:
         """Each game of ``idx`` repeated once per seat, with the seats 0..n-1."""

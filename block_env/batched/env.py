@@ -3,9 +3,10 @@
 Contract (the README repeats it):
 
 * ``BatchedEnv(num_envs, backend="numpy"|"torch", device="cpu", auto_pass=False,
-  deal_source="fast"|"aec", **config)``; ``config`` takes the AEC keywords (``num_players``,
-  ``opener``, ``episode``, ``partnership``, ``target_score``, ``reward``, ``max_pip``,
-  ``hand_size``), validated by ``BlockConfig``.
+  deal_source="fast"|"aec", obs_type="observation"|"information_state", **config)``;
+  ``config`` takes the AEC keywords (``num_players``, ``opener``, ``episode``,
+  ``partnership``, ``target_score``, ``reward``, ``max_pip``, ``hand_size``), validated by
+  ``BlockConfig``.
 * ``obs, mask, seat = env.reset(seed=None, options=None)``; ``options`` is None or a list of
   ``num_envs`` entries, each None or a dict of the AEC reset options (``hands``, ``leader``,
   ``scores``) for that game, checked by ``block_env.setup.parse_reset_options``.
@@ -13,7 +14,9 @@ Contract (the README repeats it):
   shape (B,) holding one action id per game, for the seat that was to act.
 
 Returned arrays (numpy arrays, or torch tensors on ``device``): ``obs`` (B, OBS_DIM) float32,
-exactly ``block_env.observation.encode`` for ``seat``; ``mask`` (B, 2T+1) int8, the legal
+exactly ``block_env.observation.encode`` for ``seat`` (with
+``obs_type="information_state"``: (B, ``information_state_dim(config)``), exactly the AEC
+env's information state, the hand's history appended); ``mask`` (B, 2T+1) int8, the legal
 actions of ``seat``; ``seat`` (B,) int64; ``rewards`` (B, n) float32 by absolute seat, as
 the AEC env's ``rewards`` on that step (non-zero only on a step that ends a hand);
 ``terminated`` (B,) bool, True on the step that ends the episode (match, or hand with
@@ -67,6 +70,7 @@ from block_env.batched.backend import make_backend
 from block_env.batched.deals import make_deals
 from block_env.batched.engine import Engine
 from block_env.config import BlockConfig
+from block_env.information_state import check_obs_type, information_state_bounds
 from block_env.observation import obs_layout
 from block_env.setup import Setup, check_seed, parse_reset_options
 
@@ -92,6 +96,7 @@ class BatchedEnv:
         device: Any = "cpu",
         auto_pass: bool = False,
         deal_source: str = "fast",
+        obs_type: str = "observation",
         **config: Any,
     ) -> None:
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)):
@@ -106,12 +111,20 @@ class BatchedEnv:
                 f"unknown option(s) {', '.join(unknown)}: use {', '.join(CONFIG_KEYS)}"
             )
         self.config = BlockConfig(**config)
+        self.obs_type = check_obs_type(obs_type)
         self.num_envs = int(num_envs)
         self.backend = make_backend(backend, device)
         self.deals = make_deals(deal_source, self.backend, self.config, self.num_envs)
         self.deal_source = deal_source
         self.auto_pass = auto_pass
-        self.engine = Engine(self.config, self.num_envs, self.backend, self.deals, auto_pass)
+        self.engine = Engine(
+            self.config,
+            self.num_envs,
+            self.backend,
+            self.deals,
+            auto_pass,
+            history=obs_type == "information_state",
+        )
         self._sample_rng: Any = None
         self._ready = False
 
@@ -121,8 +134,9 @@ class BatchedEnv:
 
     @property
     def obs_dim(self) -> int:
-        """Observation length of the game's tile set (122 for the standard set)."""
-        return obs_layout(self.config).dim
+        """Observation length of the game's tile set (122 for the standard set); with
+        ``obs_type="information_state"``, ``information_state_dim(config)``."""
+        return self.engine.obs_width
 
     @property
     def num_actions(self) -> int:
@@ -136,8 +150,12 @@ class BatchedEnv:
     @property
     def single_observation_space(self) -> spaces.Box:
         """The space of one game's observation (as the AEC env's ``"observation"``)."""
-        lay = obs_layout(self.config)
-        return spaces.Box(lay.low, lay.high, (lay.dim,), np.float32)
+        if self.obs_type == "information_state":
+            low, high = information_state_bounds(self.config)
+        else:
+            lay = obs_layout(self.config)
+            low, high = lay.low, lay.high
+        return spaces.Box(low, high, low.shape, np.float32)
 
     @property
     def single_action_space(self) -> spaces.Discrete:
