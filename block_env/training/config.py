@@ -123,6 +123,18 @@ def _field_types() -> dict[str, Any]:
     return typing.get_type_hints(TrainConfig)
 
 
+def _number(value: Any, bad: Exception) -> int | float:
+    """``value`` as an int or float (a string such as ``"1e6"`` is parsed); ``bad`` otherwise."""
+    if isinstance(value, str):
+        try:
+            value = float(value)
+        except ValueError:
+            raise bad from None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise bad
+    return value
+
+
 def _coerce(key: str, value: Any, kind: Any) -> Any:
     """``value`` as the field's type, or ValueError naming the key, value and type."""
     origin = typing.get_origin(kind)
@@ -134,24 +146,12 @@ def _coerce(key: str, value: Any, kind: Any) -> Any:
             return value.lower() == "true"
         raise bad
     if kind is int:
-        if isinstance(value, str):
-            try:
-                value = float(value)
-            except ValueError:
-                raise bad from None
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise bad
+        value = _number(value, bad)
         if isinstance(value, float) and (not value.is_integer()):
             raise bad
         return int(value)
     if kind is float:
-        if isinstance(value, str):
-            try:
-                value = float(value)
-            except ValueError:
-                raise bad from None
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise bad
+        value = _number(value, bad)
         if not math.isfinite(value):
             raise ConfigError(f"config {key}={value!r} is not allowed: use a finite number")
         return float(value)
