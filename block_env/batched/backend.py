@@ -63,10 +63,6 @@ class NumpyBackend:
         """The 1-D arrays ``parts`` joined end to end."""
         return np.concatenate(parts)
 
-    def cat1(self, parts: tuple) -> np.ndarray:
-        """The 2-D arrays ``parts`` joined along the second axis."""
-        return np.concatenate(parts, axis=1)
-
     def nonzero(self, mask: np.ndarray) -> np.ndarray:
         return np.flatnonzero(mask)
 
@@ -245,10 +241,6 @@ class TorchBackend:
     def cat(self, parts: tuple) -> Any:
         """The 1-D tensors ``parts`` joined end to end."""
         return self.torch.cat(parts)
-
-    def cat1(self, parts: tuple) -> Any:
-        """The 2-D tensors ``parts`` joined along the second axis."""
-        return self.torch.cat(parts, dim=1)
 
     def nonzero(self, mask: Any) -> Any:
         return self.torch.nonzero(mask).reshape(-1)

@@ -250,16 +250,16 @@ class Engine:
         b.put(self.hist_flat, pos, b.zeros(int(pos.shape[0]), "f32") + 1.0)
         self.turn[idx] = turn + 1
 
-    def history_rows(self, rows: Any, seat: Any) -> Any:
-        """(m, 4 * H * S) float32: the history of games ``rows`` seen by observer ``seat``
-        (relative seats, padded to 4 with zeros)."""
+    def _write_history(self, out: Any, rows: Any, seat: Any) -> None:
+        """Write the history of games ``rows`` seen by observer ``seat`` into the columns
+        OBS_DIM.. of ``out`` (relative seats in one gather, padded to 4 with zeros)."""
         b = self.b
-        n, w = self.n, self.H * self.S
+        n, w, start = self.n, self.H * self.S, self.L.obs_dim
         m = int(rows.shape[0])
-        out = b.zeros((m, self.hist_dim), "f32")
-        for r in range(n):
-            out[:, r * w : (r + 1) * w] = b.take_rows(self.hist, rows * n + (seat + r) % n)
-        return out
+        which = rows[:, None] * n + (seat[:, None] + self.seats[None, :]) % n
+        out[:, start : start + n * w] = b.take_rows(self.hist, which.reshape(-1)).reshape(m, n * w)
+        if n < MAX_SEATS:
+            out[:, start + n * w :] = 0.0
 
     def _end_hands(
         self, idx: Any, domino: Any, actor: Any, rewards: Any, terminated: Any, info: dict
@@ -396,23 +396,25 @@ class Engine:
         """(obs (B, OBS_DIM) float32, mask (B, 2T+1) int8) of the seat to act in each game."""
         b = self.b
         flat = self.row_base + self.current
-        obs = b.empty((self.num_envs, self.L.obs_dim), "f32")
+        full = b.empty((self.num_envs, self.obs_width), "f32")
+        obs = full[:, : self.L.obs_dim] if self.history else full
         self._head(obs, b.take(self.hands_flat, flat), self.rows, self.current)
         obs[:, self.L.HEAD_END :] = b.take_rows(self.tail, flat)
         if self.history:
-            obs = b.cat1((obs, self.history_rows(self.rows, self.current)))
-        return obs, b.unpack_mask(self.legal, self.L.num_actions)
+            self._write_history(full, self.rows, self.current)
+        return full, b.unpack_mask(self.legal, self.L.num_actions)
 
     def final_observations(self, idx: Any) -> Any:
         """(K, n, OBS_DIM): every seat's observation of games ``idx`` as they stand, with
         nobody to act (what the AEC env shows each agent once the episode has ended)."""
         rows, seat = self._rows_by_seat(idx)
-        obs = self.b.empty((int(rows.shape[0]), self.L.obs_dim), "f32")
+        full = self.b.empty((int(rows.shape[0]), self.obs_width), "f32")
+        obs = full[:, : self.L.obs_dim] if self.history else full
         self._head(obs, self.b.take(self.hands_flat, rows * self.n + seat), rows, seat)
         obs[:, self.L.HEAD_END :] = self._tail(rows, seat, to_act=False)
         if self.history:
-            obs = self.b.cat1((obs, self.history_rows(rows, seat)))
-        return obs.reshape(int(idx.shape[0]), self.n, int(obs.shape[1]))
+            self._write_history(full, rows, seat)
+        return full.reshape(int(idx.shape[0]), self.n, self.obs_width)
 
     def _rows_by_seat(self, idx: Any) -> tuple[Any, Any]:
         """Each game of ``idx`` repeated once per seat, with the seats 0..n-1."""
