@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import copy
 import functools
+import pickle
 
 import numpy as np
 import pytest
@@ -163,3 +165,21 @@ def test_batched_information_state_records_forced_passes(monkeypatch, cfg, backe
     for _ in range(100):
         run.step()
     assert run.hands >= 16
+
+
+def test_copies_and_pickles_keep_the_history() -> None:
+    env = block_env.raw_env(num_players=3, **INFO)
+    env.reset(seed=4)
+    rng = np.random.default_rng(4)
+    for _ in range(5):
+        mask = env.observe(env.agent_selection)["action_mask"]
+        env.step(int(rng.choice(np.flatnonzero(mask))))
+    fresh = pickle.loads(pickle.dumps(block_env.raw_env(num_players=3, **INFO)))
+    assert fresh.obs_type == "information_state"
+    for twin in (copy.deepcopy(env), pickle.loads(pickle.dumps(env))):
+        for agent in env.possible_agents:
+            want = env.observe(agent)["observation"]
+            assert twin.observe(agent)["observation"].tobytes() == want.tobytes()
+        assert len(decode_information_state(want, env.config)["history"][0]) >= 1
+        twin.step(int(np.flatnonzero(twin.observe(twin.agent_selection)["action_mask"])[0]))
+        assert env._moves != twin._moves  # the copy's history is its own
