@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import warnings
+from collections.abc import Callable
+
 import numpy as np
 
 from block_env.tiles import TILES
@@ -86,3 +89,20 @@ def naive_points(
         win = next(k for k, v in totals.items() if v == low)
         gain = sum(v for k, v in totals.items() if k != win) - low
     return [gain if sides[s] == win else 0 for s in range(len(sides))]
+
+
+# PettingZoo's api_test warns about any dict observation; nothing else may be raised.
+KNOWN_PETTINGZOO_WARNINGS = (
+    "Observation is not a NumPy array",
+    "Observation space for each agent probably should be gymnasium.spaces.box or "
+    "gymnasium.spaces.discrete",
+)
+
+
+def run_pettingzoo_test(fn: Callable[[], object]) -> None:
+    """Run a PettingZoo test; only the two known dict-observation warnings are tolerated."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fn()
+    unexpected = [str(w.message) for w in caught if str(w.message) not in KNOWN_PETTINGZOO_WARNINGS]
+    assert not unexpected, unexpected

@@ -8,7 +8,7 @@ import warnings
 
 import numpy as np
 import pytest
-from helpers import CONFIGS, config_id
+from helpers import CONFIGS, config_id, run_pettingzoo_test
 from pettingzoo.test import api_test, seed_test
 from pettingzoo.utils.env_logger import EnvLogger
 
@@ -16,30 +16,15 @@ import block_env
 from block_env.observation import OBS_DIM
 from block_env.tiles import NUM_ACTIONS, PASS
 
-KNOWN_WARNINGS = (
-    "Observation is not a NumPy array",
-    "Observation space for each agent probably should be gymnasium.spaces.box or "
-    "gymnasium.spaces.discrete",
-)
-
-
-def _run_filtered(fn) -> None:
-    """Run a PettingZoo test; only the two known dict-observation warnings are tolerated."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        fn()
-    unexpected = [str(w.message) for w in caught if str(w.message) not in KNOWN_WARNINGS]
-    assert not unexpected, unexpected
-
 
 @pytest.mark.parametrize("cfg", CONFIGS, ids=config_id)
 def test_pettingzoo_api_and_seed_tests(cfg):
-    _run_filtered(lambda: api_test(block_env.env(**cfg), num_cycles=1000))
-    _run_filtered(lambda: seed_test(lambda **kw: block_env.env(**cfg, **kw), num_cycles=500))
+    run_pettingzoo_test(lambda: api_test(block_env.env(**cfg), num_cycles=1000))
+    run_pettingzoo_test(lambda: seed_test(lambda **kw: block_env.env(**cfg, **kw), num_cycles=500))
 
 
 def test_raw_env_passes_api_test_too():
-    _run_filtered(lambda: api_test(block_env.raw_env(num_players=3), num_cycles=1000))
+    run_pettingzoo_test(lambda: api_test(block_env.raw_env(num_players=3), num_cycles=1000))
 
 
 def test_spaces_identical_for_all_agents_and_player_counts_before_reset():

@@ -8,7 +8,7 @@ import pickle
 
 import numpy as np
 import pytest
-from helpers import CONFIGS, SET_CONFIGS, config_id
+from helpers import CONFIGS, SET_CONFIGS, config_id, run_pettingzoo_test
 from pettingzoo.test import api_test
 from test_batched import Lockstep
 from test_information import test_hidden_tiles_never_change_an_observation as leak_check
@@ -125,7 +125,7 @@ def test_spaces_identical_for_every_agent_and_api_test_passes(cfg: dict) -> None
     space = env.observation_space(env.possible_agents[0])
     assert all(env.observation_space(a) == space for a in env.possible_agents)
     assert space["observation"].shape == (information_state_dim(env.unwrapped.config),)
-    api_test(block_env.env(**cfg, **INFO), num_cycles=200)
+    run_pettingzoo_test(lambda: api_test(block_env.env(**cfg, **INFO), num_cycles=200))
 
 
 DIFF = [

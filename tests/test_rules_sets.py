@@ -8,6 +8,7 @@ import pickle
 
 import numpy as np
 import pytest
+from helpers import run_pettingzoo_test
 
 import block_env
 from block_env import rules
@@ -231,13 +232,9 @@ def test_envs_of_a_set_copy_and_pickle_with_their_set():
 
 @pytest.mark.parametrize("kwargs", [{"max_pip": 2}, {"max_pip": 4, "num_players": 3}])
 def test_pettingzoo_api_test_passes_on_small_sets(kwargs):
-    import warnings
-
     from pettingzoo.test import api_test
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        api_test(block_env.env(**kwargs), num_cycles=300)
+    run_pettingzoo_test(lambda: api_test(block_env.env(**kwargs), num_cycles=300))
 
 
 def test_single_agent_wrapper_follows_the_set():
