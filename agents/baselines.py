@@ -17,7 +17,7 @@ import numpy as np
 from block_env.observation import MAX_SEATS, layout_for_dim, obs_dim_for
 from block_env.tiles import PIP_RANGE, tile_set
 
-__all__ = ["GreedyAgent", "RandomAgent", "RuleAgent"]
+__all__ = ["GreedyAgent", "RandomAgent", "RuleAgent", "rule_actions"]
 
 
 class _Tables:
@@ -61,6 +61,15 @@ class _Tables:
                 if m >> val & 1:
                     acc |= ts.with_value[val]
             self.tiles_with_any.append(acc)
+        # The same tables as arrays, for ``rule_actions`` (a batch of positions at once).
+        self.num_tiles, self.num_values = t, v
+        self.tile_a = np.array([a for a, _ in ts.tiles], dtype=np.int64)
+        self.tile_b = np.array([b for _, b in ts.tiles], dtype=np.int64)
+        self.tile_pips = np.array(ts.pips, dtype=np.int64)
+        self.has_value = np.array(
+            [[val in pair for val in range(v)] for pair in ts.tiles], dtype=np.int64
+        )  # (T, V): 1 where the tile shows the value
+        self.tiles_with_any_arr = np.array(self.tiles_with_any, dtype=np.int64)
 
 
 _COLS = 15
@@ -252,3 +261,129 @@ class RuleAgent:
             if score > best_score:
                 best, best_score = action, score
         return best
+
+    def act_batch(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """``act`` on a batch of positions at once (see ``rule_actions``)."""
+        return rule_actions(obs, mask, self.weights)
+
+
+# _NONE as an array indexed [unseen candidates, matching candidates, tiles drawn].
+_NONE_ARR = np.zeros((28 + 1, 28 + 1, _MAX_HAND + 1), dtype=np.float64)
+for _u, _rows in enumerate(_NONE):
+    for _m, _row in enumerate(_rows):
+        _NONE_ARR[_u, _m] = _row
+
+
+def rule_actions(
+    obs: np.ndarray, mask: np.ndarray, weights: Mapping[str, float] | None = None
+) -> np.ndarray:
+    """The rule bot on a batch: row i of the result is ``RuleAgent(weights).act`` of the
+    position (``obs[i]``, ``mask[i]``), exactly (the same float64 arithmetic in the same
+    order, ties to the lowest action id), for observations (M, D) of any tile set and
+    masks (M, 2T+1). Written for the trainer's opponents and batched evaluation, where one
+    Python call per game would cost more than the games themselves.
+
+    Raises ValueError when a row's mask holds no legal action (as ``act`` does) or the
+    shapes do not fit one tile set."""
+    w = dict(DEFAULT_WEIGHTS) if weights is None else RuleAgent(weights).weights
+    obs = np.asarray(obs)
+    mask = np.asarray(mask)
+    if obs.ndim != 2 or mask.ndim != 2 or obs.shape[0] != mask.shape[0]:
+        raise ValueError(
+            f"rule_actions takes obs (M, D) and mask (M, A) with the same M, got shapes "
+            f"{obs.shape} and {mask.shape}"
+        )
+    tab = _tables(obs.shape[1])
+    t, v = tab.num_tiles, tab.num_values
+    if mask.shape[1] != 2 * t + 1:
+        raise ValueError(
+            f"a mask of width {mask.shape[1]} does not fit observations of length "
+            f"{obs.shape[1]} (a set of {t} tiles has {2 * t + 1} actions)"
+        )
+    m_rows = obs.shape[0]
+    legal = mask != 0
+    if m_rows and not legal.any(1).all():
+        bad = np.flatnonzero(~legal.any(1))[:5].tolist()
+        raise ValueError(
+            f"the action mask holds no legal action in rows {bad}: those seats are not on turn"
+        )
+    if m_rows == 0:
+        return np.zeros(0, dtype=np.int64)
+    val = obs @ tab.read  # float64, exact (sums of integers and powers of two)
+    hand = val[:, 0].astype(np.int64)
+    line = val[:, 1].astype(np.int64)
+    left = val[:, 2].astype(np.int64)[:, None]
+    right = val[:, 3].astype(np.int64)[:, None]
+    empty = (val[:, 4] > 0.5)[:, None]
+    counts = val[:, 5:9].astype(np.int64)
+    void_next = val[:, 10].astype(np.int64)
+    n = val[:, 13].astype(np.int64)
+    partnership = val[:, 14] > 0.5
+
+    shifts = np.arange(t, dtype=np.int64)
+    unseen = tab.all_tiles & ~hand & ~line
+    next_cands = unseen & ~tab.tiles_with_any_arr[void_next]
+    n_next = np.bitwise_count(next_cands).astype(np.int64)
+    k_next = np.minimum(counts[:, 1], _MAX_HAND)
+    unseen_bits = (unseen[:, None] >> shifts) & 1
+    unseen_n = unseen_bits.sum(1)
+    unseen_pips = unseen_bits @ tab.tile_pips
+    mean = np.divide(unseen_pips, unseen_n, out=np.zeros(m_rows), where=unseen_n > 0)
+
+    # Per (row, tile): the hand without that tile, the values still held, the pips left.
+    hand_bits = (hand[:, None] >> shifts) & 1  # (M, T)
+    per_value = hand_bits @ tab.has_value  # (M, V) tiles in hand showing each value
+    held_v = (per_value[:, None, :] - tab.has_value[None]) > 0  # (M, T, V)
+    held = (held_v.astype(np.int64) << np.arange(v, dtype=np.int64)).sum(2)  # (M, T)
+    rest = hand[:, None] & ~(np.int64(1) << shifts)  # (M, T)
+    mine = (hand_bits @ tab.tile_pips)[:, None] - tab.tile_pips  # pips of rest, (M, T)
+
+    # Per (row, tile, end): the open ends after the move.
+    a = np.broadcast_to(tab.tile_a[None, :, None], (m_rows, t, 2))
+    b = np.broadcast_to(tab.tile_b[None, :, None], (m_rows, t, 2))
+    end1 = np.array([False, True])[None, None, :]
+    lft, rgt = left[:, :, None], right[:, :, None]
+    new_l = np.where(empty[:, :, None], a, np.where(end1, lft, np.where(a == lft, b, a)))
+    new_r = np.where(empty[:, :, None], b, np.where(end1, np.where(a == rgt, b, a), rgt))
+    ends = (np.int64(1) << new_l) | (np.int64(1) << new_r)
+    fits = tab.tiles_with_any_arr[ends]
+    rest3 = rest[:, :, None]
+
+    score = w["pips"] * (a + b) + w["variety"] * np.bitwise_count(held).astype(np.int64)[:, :, None]
+    score = score + np.where(a == b, w["double"], 0.0)
+    score = score + w["follow"] * np.bitwise_count(held[:, :, None] & ends).astype(np.int64)
+    matching = np.bitwise_count(next_cands[:, None, None] & fits).astype(np.int64)
+    p_pass = _NONE_ARR[n_next[:, None, None], matching, k_next[:, None, None]]
+    score = score + w["pass"] * p_pass
+    rest_fits = rest3 & fits
+    score = score + w["follow_tiles"] * np.bitwise_count(rest_fits).astype(np.int64)
+    blocks = ((unseen[:, None, None] & fits) == 0) & (rest_fits == 0)
+    if blocks.any():
+        margin = _block_margins(mine[:, :, None], counts, n, partnership, mean)
+        score = score + np.where(blocks, w["block"] * margin, 0.0)
+
+    place = legal[:, : 2 * t].reshape(m_rows, t, 2)
+    best = np.where(place, score, -np.inf).reshape(m_rows, 2 * t).argmax(1)
+    first = legal.argmax(1)  # the lowest legal action
+    single = (legal.sum(1) == 1) | (np.bitwise_count(hand) == 1)  # forced, or a domino
+    return np.where(single, first, best).astype(np.int64)
+
+
+def _block_margins(
+    mine: np.ndarray, counts: np.ndarray, n: np.ndarray, partnership: np.ndarray, mean: np.ndarray
+) -> np.ndarray:
+    """``_block_margin`` for (M, T, 2) pips left, row by row (the same float operations)."""
+    c = counts.astype(np.float64)
+    mean3 = mean[:, None, None]
+    part = (c[:, 1] + c[:, 3])[:, None, None] * mean3 - (mine + c[:, 2][:, None, None] * mean3)
+    o1 = c[:, 1][:, None, None] * mean3
+    o2 = c[:, 2][:, None, None] * mean3
+    o3 = c[:, 3][:, None, None] * mean3
+    n3 = n[:, None, None]
+    total = (o1 + np.where(n3 >= 3, o2, 0.0)) + np.where(n3 >= 4, o3, 0.0)
+    low = np.minimum(o1, np.where(n3 >= 3, o2, np.inf))
+    low = np.minimum(low, np.where(n3 >= 4, o3, np.inf))
+    alone = (n3 == 2) | (mine < low)
+    shared = -((total + mine) - 2 * low) / np.maximum(n3 - 1, 1)
+    indiv = np.where(alone, total - mine, shared)
+    return np.where(partnership[:, None, None], part, indiv)

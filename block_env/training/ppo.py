@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from agents.baselines import RuleAgent
+from agents.baselines import rule_actions
 from agents.policy import (
     PRIV_DIM,
     ActorCritic,
@@ -97,15 +97,15 @@ def random_actions(rng: np.random.Generator, mask: np.ndarray) -> np.ndarray:
 
 
 class Opponents:
-    """Acts for the non-learning seats: baselines vectorised on batches, the rule bot
-    per game, the snapshot network on one batch."""
+    """Acts for the non-learning seats: the baselines vectorised on batches (the rule bot
+    by ``agents.baselines.rule_actions``, exactly ``RuleAgent().act`` row by row), the
+    snapshot network on one batch."""
 
     def __init__(
         self, kinds: list[str], rng: np.random.Generator, key: np.ndarray = _GREEDY_KEY
     ) -> None:
         self.kinds = kinds
         self.rng = rng
-        self.rules = RuleAgent()
         self.greedy_key = key  # the greedy bot's action order for the game's tile set
 
     def act(
@@ -120,9 +120,7 @@ class Opponents:
         if kind == "greedy":
             return greedy_actions(mask, self.greedy_key)
         if kind == "rules":
-            return np.array(
-                [self.rules.act({"observation": o, "action_mask": m}) for o, m in zip(obs, mask)]
-            )
+            return rule_actions(obs, mask)
         return policy(obs, mask)  # self / snapshot: a network
 
 
