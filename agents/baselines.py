@@ -17,7 +17,14 @@ import numpy as np
 from block_env.observation import MAX_SEATS, layout_for_dim, obs_dim_for
 from block_env.tiles import PIP_RANGE, tile_set
 
-__all__ = ["GreedyAgent", "RandomAgent", "RuleAgent", "rule_actions"]
+__all__ = [
+    "GreedyAgent",
+    "RandomAgent",
+    "RuleAgent",
+    "greedy_actions",
+    "random_actions",
+    "rule_actions",
+]
 
 
 class _Tables:
@@ -124,6 +131,30 @@ class GreedyAgent:
                 f"use one of {sorted(_ACTION_PIPS_BY_WIDTH)} (2T+1 for T tiles)"
             )
         return int(legal[np.argmax(pips[legal])])
+
+
+def greedy_actions(mask: np.ndarray) -> np.ndarray:
+    """``GreedyAgent().act`` on a batch of masks (M, 2T+1) of any tile set, row by row:
+    the heaviest legal tile, the lowest action id on ties, pass when nothing else is legal.
+    ValueError for a width that is no set's or a row without a legal action."""
+    mask = np.asarray(mask)
+    pips = _ACTION_PIPS_BY_WIDTH.get(mask.shape[-1]) if mask.ndim == 2 else None
+    if pips is None:
+        raise ValueError(
+            f"greedy_actions takes masks (M, 2T+1), got shape {mask.shape}: the width must "
+            f"be one of {sorted(_ACTION_PIPS_BY_WIDTH)}"
+        )
+    legal = mask != 0
+    if not legal.any(1).all():
+        bad = np.flatnonzero(~legal.any(1))[:5].tolist()
+        raise ValueError(f"the action mask holds no legal action in rows {bad}")
+    return np.where(legal, pips, np.iinfo(np.int64).min).argmax(1)
+
+
+def random_actions(rng: np.random.Generator, mask: np.ndarray) -> np.ndarray:
+    """A uniformly random legal action per row of ``mask`` (M, A), drawn from ``rng``."""
+    mask = np.asarray(mask)
+    return np.where(mask != 0, rng.random(mask.shape), -1.0).argmax(1)
 
 
 _POPCOUNT7 = tuple(bin(m).count("1") for m in range(128))

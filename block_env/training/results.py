@@ -19,13 +19,33 @@ from block_env.training.config import TrainConfig, game_of, set_of
 def evaluate_against(
     model: Any, cfg: TrainConfig, opponents: list[str], hands: int, seed: int
 ) -> dict[str, dict[str, float]]:
-    """Greedy policy vs each baseline on duplicate deals: margin and hand-win CIs."""
+    """Greedy policy vs each baseline on duplicate deals: margin and hand-win CIs. Played on
+    the batched engine (``block_env.training.batch_eval``): the AEC evaluation's deals,
+    seatings and statistics, all games of one opponent at once."""
     from agents.policy import ActorCritic, PolicyAgent
+    from block_env.training.batch_eval import evaluate_batched
 
     cpu_model = ActorCritic(model.net, **({"max_pip": cfg.max_pip} if set_of(cfg) else {}))
     cpu_model.load_state_dict({k: v.detach().cpu() for k, v in model.state_dict().items()})
     agent = PolicyAgent(cpu_model, "cpu", greedy=True, name="policy")
-    return evaluate_agent(agent, cfg, opponents, hands, seed)
+    out = {}
+    for opp in opponents:
+        res = evaluate_batched(agent, game_of(cfg), opp, hands, seed)
+        out[opp] = _figures(res)
+    return out
+
+
+def _figures(res: Any) -> dict[str, Any]:
+    """The trained seat's headline figures of an ``EvalResult`` and its table."""
+    s = res.stats[0]
+    return {
+        "margin": s.margin.mean,
+        "lo": s.margin.lo,
+        "hi": s.margin.hi,
+        "hand_win": s.hand_win.mean,
+        "hands": res.hands,
+        "table": res.table(),
+    }
 
 
 def evaluate_agent(
@@ -45,15 +65,7 @@ def evaluate_agent(
             opener=cfg.opener,
             **set_of(cfg),
         )
-        s = res.stats[0]
-        out[opp] = {
-            "margin": s.margin.mean,
-            "lo": s.margin.lo,
-            "hi": s.margin.hi,
-            "hand_win": s.hand_win.mean,
-            "hands": res.hands,
-            "table": res.table(),
-        }
+        out[opp] = _figures(res)
     return out
 
 

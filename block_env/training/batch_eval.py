@@ -1,0 +1,221 @@
+"""Duplicate-deal evaluation of a policy against a baseline bot on the batched engine.
+
+The same evaluation as ``block_env.evaluate.evaluate([agent, opponent], ...)`` with
+``episode="hand"`` (the figures keep their meaning: zero-sum points per hand for the agent's
+seats with a 95% CI over deals, the share of seat-hands won), but every game of it is played
+at once in one ``block_env.batched.BatchedEnv``, the agent and the bot each acting on one
+batch per step, instead of one AEC game and one network call per decision at a time.
+
+The deals are the AEC evaluation's: deal ``d`` is the lot and deal of
+``raw_env().reset(seed=seed + d)`` (read from the batched engine's ``deal_source="aec"``),
+replayed once per seat rotation (the agent at lineup position ``p`` sits at seat
+``(p + r) % n`` in rotation ``r``, the lineup of ``block_env.evaluate.default_lineup``).
+Rewards are rebuilt in float64 from the hand's points exactly as the AEC env computes them
+and summed in the AEC evaluation's order, so a deterministic agent against ``greedy`` or
+``rules`` gets exactly the AEC evaluation's figures; ``random`` draws from its own generator
+(the same distribution, other draws).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from agents.baselines import greedy_actions, random_actions, rule_actions
+from block_env.batched import BatchedEnv
+from block_env.config import BlockConfig
+from block_env.evaluate import (
+    AgentStats,
+    EvalResult,
+    default_lineup,
+    proportion_estimate,
+    ratio_estimate,
+)
+
+BATCHED_BASELINES = ("random", "greedy", "rules")
+Actor = Callable[[np.ndarray, np.ndarray], np.ndarray]
+
+
+def baseline_actor(name: str, seed: int) -> Actor:
+    """The baseline bot ``name`` acting on batches (obs (M, D), mask (M, A)) -> (M,)."""
+    if name == "greedy":
+        return lambda obs, mask: greedy_actions(mask)
+    if name == "rules":
+        return rule_actions
+    if name == "random":
+        rng = np.random.default_rng(seed)
+        return lambda obs, mask: random_actions(rng, mask)
+    raise ValueError(
+        f"batched evaluation plays the baselines {', '.join(BATCHED_BASELINES)}, not {name!r}"
+    )
+
+
+def aec_deals(game: dict[str, Any], deals: int, seed: int) -> list[dict[str, Any]]:
+    """The AEC reset options (``hands``, and ``leader`` unless the opener is the highest
+    double) that reproduce the lot and deal of ``raw_env(**game).reset(seed=seed + d)``
+    for d in 0..deals-1."""
+    src = BatchedEnv(deals, deal_source="aec", **game)
+    src.reset(seed=seed)
+    snap = src.snapshot()
+    tiles = src.config.tiles.tiles
+    rotate = src.config.opener == "rotate"
+    out = []
+    for hands, leader in zip(snap["hands"].tolist(), snap["leader"].tolist()):
+        opts: dict[str, Any] = {
+            "hands": [[tiles[i] for i in range(len(tiles)) if h >> i & 1] for h in hands]
+        }
+        if rotate:
+            opts["leader"] = int(leader)
+        out.append(opts)
+    return out
+
+
+def zero_sum_rewards(config: BlockConfig, points: np.ndarray, winner: np.ndarray) -> np.ndarray:
+    """(K, n) float64 zero-sum rewards of finished hands from their points (K, n) and
+    winning seat (K,) (-1 on a tied block), with the AEC env's arithmetic."""
+    n = config.num_players
+    amount = points.max(1).astype(np.float64)
+    teams = np.array(config.teams)
+    won = winner >= 0
+    if config.partnership:
+        same = teams[None, :] == teams[np.maximum(winner, 0)][:, None]
+        out = np.where(same, amount[:, None], -amount[:, None])
+    else:
+        loss = -amount / (n - 1)
+        out = np.where(np.arange(n)[None, :] == winner[:, None], amount[:, None], loss[:, None])
+    return np.where((won & (amount != 0.0))[:, None], out, 0.0)
+
+
+def evaluate_batched(
+    agent: Any,
+    game: dict[str, Any],
+    opponent: str,
+    hands: int,
+    seed: int,
+    name: str = "policy",
+) -> EvalResult:
+    """``agent`` (an object with ``act_batch(obs, mask) -> actions`` on numpy batches, e.g.
+    ``agents.policy.PolicyAgent``) against the baseline ``opponent`` on ``hands`` hands
+    (rounded up to whole deals) of the single-hand game ``game`` (``raw_env`` keywords with
+    ``episode="hand"``), as ``block_env.evaluate.evaluate`` with the default lineup."""
+    game = dict(game)
+    if game.get("episode", "match") != "hand" or game.get("reward", "zero_sum") != "zero_sum":
+        raise ValueError(
+            "batched evaluation plays single hands scored zero-sum: give episode='hand' "
+            f"and reward='zero_sum', got {game}"
+        )
+    if isinstance(hands, bool) or not isinstance(hands, (int, np.integer)) or hands < 1:
+        raise ValueError(f"hands must be a positive int, got {hands!r}")
+    opp = baseline_actor(opponent, seed)
+    start = time.perf_counter()
+    config = BlockConfig(**game)
+    n = config.num_players
+    deals = -(-int(hands) // n)
+    lineup = default_lineup(2, config)
+    options = [opts for opts in aec_deals(game, deals, seed) for _ in range(n)]
+    b = deals * n  # game g = d * n + r: deal d, rotation r
+    rotation = np.arange(b) % n
+    # agent index (0 the agent, 1 the bot) at each absolute seat of each game
+    at_seat = np.zeros((b, n), dtype=np.int64)
+    for p, a in enumerate(lineup):
+        at_seat[np.arange(b), (p + rotation) % n] = a
+    env = BatchedEnv(b, auto_pass=True, **game)
+    obs, mask, seat = env.reset(seed=seed, options=options)
+    rows = np.arange(b)
+    done = np.zeros(b, dtype=bool)
+    points = np.zeros((b, n), dtype=np.int64)
+    winner = np.full(b, -1, dtype=np.int64)
+    while not done.all():
+        mover = at_seat[rows, seat]
+        actions = mask.argmax(1)  # games already over: any legal move (never recorded)
+        mine = np.flatnonzero((mover == 0) & ~done)
+        theirs = np.flatnonzero((mover == 1) & ~done)
+        if mine.size:
+            actions[mine] = np.asarray(agent.act_batch(obs[mine], mask[mine]))
+        if theirs.size:
+            actions[theirs] = opp(obs[theirs], mask[theirs])
+        obs, mask, seat, _, terminated, info = env.step(actions)
+        new = terminated & ~done
+        points[new] = info["hand_points"][new]
+        winner[new] = info["hand_winner"][new]
+        done |= terminated
+    rewards = zero_sum_rewards(config, points, winner)
+    return _result(config, lineup, [name, opponent], rewards, winner, at_seat, deals, seed, start)
+
+
+def _result(
+    config: BlockConfig,
+    lineup: list[int],
+    names: list[str],
+    rewards: np.ndarray,
+    winner: np.ndarray,
+    at_seat: np.ndarray,
+    deals: int,
+    seed: int,
+    start: float,
+) -> EvalResult:
+    """The statistics of ``block_env.evaluate.run`` from the per-game outcomes, summed per
+    deal in its order (rotation, then seat)."""
+    n = config.num_players
+    teams = np.array(config.teams)
+    k = len(names)
+    reward = np.zeros((deals, k))
+    seat_hands = np.zeros((deals, k))
+    seat_wins = np.zeros((deals, k))
+    side_wins = np.zeros((deals, k))
+    deal_rows = np.arange(deals) * n
+    for r in range(n):
+        g = deal_rows + r
+        sides = np.zeros((deals, k), dtype=bool)
+        for s in range(n):
+            a = at_seat[g, s]
+            won = (winner[g] >= 0) & (teams[np.maximum(winner[g], 0)] == teams[s])
+            for agent in range(k):
+                here = a == agent
+                reward[here, agent] += rewards[g[here], s]
+                seat_hands[here, agent] += 1
+                seat_wins[here & won, agent] += 1
+                sides[here & won, agent] = True
+        side_wins += sides
+    stats = [
+        AgentStats(
+            name=names[a],
+            seat_hands=int(seat_hands[:, a].sum()),
+            margin=ratio_estimate(reward[:, a], seat_hands[:, a]),
+            hand_win=proportion_estimate(seat_wins[:, a], seat_hands[:, a]),
+            match_win=None,
+            seat_matches=int(seat_hands[:, a].sum()),  # each hand is a match here
+        )
+        for a in range(k)
+    ]
+    ties = np.zeros(deals)
+    for r in range(n):
+        ties += winner[deal_rows + r] < 0
+    return EvalResult(
+        agents=list(names),
+        lineup=list(lineup),
+        config={
+            "num_players": n,
+            "episode": "hand",
+            "opener": config.opener,
+            "partnership": config.partnership,
+            "target": config.target,
+            "seed": seed,
+        },
+        deals=deals,
+        hands=deals * n,
+        matches=0,
+        seconds=time.perf_counter() - start,
+        stats=stats,
+        per_deal={
+            "reward": reward,
+            "seat_hands": seat_hands,
+            "seat_wins": seat_wins,
+            "side_wins": side_wins,
+            "hands": np.full(deals, float(n)),
+            "ties": ties,
+        },
+    )
