@@ -1,10 +1,15 @@
 """Throughput of the batched engine against the AEC ``raw_env``, in agent-steps per second.
 
-Every step materializes the observation and the action mask of the seat to act and draws a
-uniformly random legal action from that mask inside the engine's own backend
-(``BatchedEnv.sample_actions``); finished games reset automatically. The AEC baseline does
-the same through the AEC API (``observe`` of the agent to act, a random legal action from
-its mask, ``step``, ``reset`` at the end of each match) in the same run.
+Every timed step materializes the observation and the action mask of the seat to act
+(a new (B, OBS_DIM) float32 and (B, 2T+1) int8 array, as ``step`` always returns), draws a
+uniformly random legal action per game inside the engine's own backend and applies it;
+finished games reset automatically. By default the action is drawn with
+``BatchedEnv.sample_actions()``, which reads the engine's own legal-action words (the same
+actions ``sample_actions(mask)`` draws from the mask just returned, without reading that
+mask); ``--sample-from-mask`` times ``sample_actions(mask)`` instead, which unpacks the
+returned mask as a policy's caller would. The AEC baseline does the same through the AEC
+API (``observe`` of the agent to act, a random legal action from its mask, ``step``,
+``reset`` at the end of each match) in the same run.
 
 Usage::
 
@@ -68,11 +73,15 @@ def bench_batched(
     repeats: int,
     device: str,
     auto_pass: bool = False,
+    from_mask: bool = False,
 ) -> dict[str, Any]:
     """Median agent-steps/s of the batched engine with in-backend random legal actions."""
     env = BatchedEnv(num_envs, backend=backend, device=device, auto_pass=auto_pass, **config)
     obs, mask, seat = env.reset(seed=0)
     sync = _sync(backend, device)
+
+    def sample(mask: Any) -> Any:
+        return env.sample_actions(mask) if from_mask else env.sample_actions()
 
     def run(budget: float) -> float:
         nonlocal obs, mask
@@ -81,7 +90,7 @@ def bench_batched(
         start = time.perf_counter()
         while True:
             for _ in range(10):
-                obs, mask, seat, rewards, terminated, info = env.step(env.sample_actions(mask))
+                obs, mask, seat, rewards, terminated, info = env.step(sample(mask))
             steps += 10
             sync()
             elapsed = time.perf_counter() - start
@@ -100,7 +109,7 @@ def bench_batched(
         tracemalloc.start()
         tracemalloc.reset_peak()
         for _ in range(5):
-            obs, mask, seat, rewards, terminated, info = env.step(env.sample_actions(mask))
+            obs, mask, seat, rewards, terminated, info = env.step(sample(mask))
         result["peak_bytes"] = tracemalloc.get_traced_memory()[1] / num_envs
         tracemalloc.stop()
     return result
@@ -137,6 +146,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--players", type=int, default=2)
     parser.add_argument("--episode", default="match", choices=["match", "hand"])
     parser.add_argument("--auto-pass", action="store_true", help="BatchedEnv(auto_pass=True)")
+    parser.add_argument(
+        "--sample-from-mask",
+        action="store_true",
+        help="draw the actions with sample_actions(mask) from the returned mask",
+    )
     args = parser.parse_args(argv)
     sizes = args.sizes or ([1, 64, 4096] if args.quick else [1, 64, 1024, 4096, 8192])
     repeats = args.repeats or (3 if args.quick else 5)
@@ -155,6 +169,11 @@ def main(argv: list[str] | None = None) -> None:
         f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.2f}, numpy {np.__version__}, "
         f"torch {torch_version}; medians of {repeats} x {seconds:.1f} s"
         + ("; auto_pass (forced passes are not counted as agent steps)" if args.auto_pass else "")
+        + (
+            "; actions from the returned mask"
+            if args.sample_from_mask
+            else "; actions from sample_actions()"
+        )
     )
     aec = bench_aec(config, seconds, repeats)
     print()
@@ -164,7 +183,14 @@ def main(argv: list[str] | None = None) -> None:
     for backend in args.backends:
         for num_envs in sizes:
             r = bench_batched(
-                backend, num_envs, config, seconds, repeats, args.device, args.auto_pass
+                backend,
+                num_envs,
+                config,
+                seconds,
+                repeats,
+                args.device,
+                args.auto_pass,
+                args.sample_from_mask,
             )
             peak = "-" if r["peak_bytes"] is None else f"{r['peak_bytes']:,.0f}"
             name = backend if backend == "numpy" else f"torch-{args.device}"

@@ -119,6 +119,12 @@ class NumpyBackend:
         packed = np.packbits(as_bytes, axis=1, bitorder="little")
         return _select_random_bit(packed, rng.random(mask.shape[0]))
 
+    def sample_words(self, rng: np.random.Generator, words: np.ndarray) -> np.ndarray:
+        """One uniformly random set bit per (M,) int64 word (bits 0..62, none zero): the same
+        draw and choice as ``sample_legal`` on the mask those words unpack to."""
+        u = rng.random(words.shape[0])
+        return _select_random_bit_words(np.ascontiguousarray(words).view(np.uint64), u)
+
     def as_actions(self, actions: Any, num_envs: int) -> np.ndarray:
         if type(actions).__module__.startswith("torch"):
             actions = actions.detach().cpu().numpy()
@@ -160,6 +166,27 @@ def _select_random_bit(packed: np.ndarray, u: np.ndarray) -> np.ndarray:
     return byte * 8 + _SELECT8.take(chosen_byte * 8 + rank - before)
 
 
+_BYTES_1 = np.uint64(0x0101010101010101)
+_BYTES_HIGH = np.uint64(0x8080808080808080)
+
+
+def _select_random_bit_words(words: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """``_select_random_bit`` on (M,) uint64 words (bits 0..62) without unpacking them: the
+    running bit counts of the 8 bytes by one multiply, the byte holding the chosen bit by a
+    byte-wise comparison in the same word (SWAR), then the 8-bit select table."""
+    running = np.bitwise_count(words.view(np.uint8)).view(np.uint64) * _BYTES_1
+    total = (running >> np.uint64(56)).astype(np.int64)
+    if not total.all():
+        raise ValueError(f"row {int(np.argmin(total))} has no legal action to sample")
+    rank = np.minimum((u * total).astype(np.int64), total - 1)  # of the chosen bit
+    # high bit of byte j set iff running_j > rank (running_j <= 63: no borrow between bytes)
+    above = ((running | _BYTES_HIGH) - (rank + 1).view(np.uint64) * _BYTES_1) & _BYTES_HIGH
+    shift = ((8 - np.bitwise_count(above)) * 8).astype(np.uint64)  # 8 * the byte holding it
+    before = ((running << np.uint64(8)) >> shift).astype(np.int64) & 0xFF
+    chosen = ((words >> shift).astype(np.int64) & 0xFF) << 3
+    return shift.view(np.int64) + _SELECT8.take(chosen + rank - before)
+
+
 def _check_mask(shape: tuple[int, ...]) -> None:
     if len(shape) != 2 or not 1 <= shape[1] <= 64:
         raise ValueError(
@@ -197,6 +224,8 @@ class TorchBackend:
         self._byte_bits_f32 = self.table(byte_bits.astype(np.float32))
         self._byte_bits_i8 = self.table(byte_bits.astype(np.int8))
         self._scratch: dict[tuple[int, Any], Any] = {}
+        self._byte_pop = self.table(byte_bits.sum(1).astype(np.uint8))  # set bits of a byte
+        self._select8 = self.table(_SELECT8)
 
     def table(self, array: np.ndarray) -> Any:
         return self.torch.as_tensor(np.ascontiguousarray(array), device=self.device)
@@ -327,6 +356,28 @@ class TorchBackend:
         # rows of ``running`` are sorted: the chosen column is the first one above ``rank``
         return torch.searchsorted(running, rank[:, None], right=True)[:, 0]
 
+    def sample_words(self, rng: Any, words: Any) -> Any:
+        """One uniformly random set bit per (M,) int64 word (bits 0..62, none zero): the same
+        draw and choice as ``sample_legal`` on the mask those words unpack to. torch has no
+        popcount: bytes are counted by a table, the rest is SWAR on int64 (wrapping)."""
+        torch = self.torch
+        m = words.shape[0]
+        u = torch.rand(m, generator=rng, device=self.device)
+        as_bytes = words.contiguous().view(torch.uint8).reshape(-1).long()
+        per_byte = torch.index_select(self._byte_pop, 0, as_bytes).view(torch.int64)
+        running = per_byte * _SWAR_ONES  # byte j: set bits in bytes 0..j (top byte < 128)
+        total = running >> 56
+        if not bool(total.all()):
+            raise ValueError(f"row {int(total.argmin())} has no legal action to sample")
+        rank = torch.minimum((u * total.to(torch.int16)).to(torch.int16), total - 1).long()
+        # high bit of byte j set iff running_j > rank (running_j <= 63: no borrow)
+        above = ((running | _SWAR_HIGH) - (rank + 1) * _SWAR_ONES) & _SWAR_HIGH
+        below = 8 - ((((above >> 7) & _SWAR_ONES) * _SWAR_ONES) >> 56)  # bytes with running <= rank
+        shift = below * 8
+        before = ((running << 8) >> shift) & 0xFF
+        chosen = ((words >> shift) & 0xFF) * 8
+        return shift + torch.index_select(self._select8, 0, chosen + rank - before)
+
     def as_actions(self, actions: Any, num_envs: int) -> Any:
         torch = self.torch
         if isinstance(actions, torch.Tensor):
@@ -340,6 +391,10 @@ class TorchBackend:
         arr = np.asarray(actions)
         _check_actions(arr.shape, arr.dtype.kind, num_envs)
         return torch.as_tensor(arr.astype(np.int64), device=self.device)
+
+
+_SWAR_ONES = 0x0101010101010101
+_SWAR_HIGH = 0x8080808080808080 - (1 << 64)  # as a signed int64
 
 
 def torch_seed(seed: int) -> int:

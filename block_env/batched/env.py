@@ -185,11 +185,19 @@ class BatchedEnv:
         obs, mask = self.engine.observe()
         return obs, mask, self.backend.copy(self.engine.current), rewards, terminated, info
 
-    def sample_actions(self, mask: Any) -> Any:
-        """A uniformly random legal action for each row of ``mask`` (B, 2T+1), drawn in the
-        backend (no copy to the host)."""
+    def sample_actions(self, mask: Any = None) -> Any:
+        """A uniformly random legal action per game, drawn in the backend (no copy to the
+        host). With ``mask`` (M, 2T+1): one for each row of that mask. Without: one for each
+        game, read from the engine's own legal actions of the seat to act (the fast path: no
+        mask is read, and a mask the caller changed cannot mislead it); the draw and the choice
+        are those of ``sample_actions(mask)`` on the mask the last ``reset``/``step`` handed
+        out, so both give the same actions from the same generator state."""
         if self._sample_rng is None:
             self._sample_rng = self.backend.make_rng(None)
+        if mask is None:
+            if not self._ready:
+                raise RuntimeError("call reset() before sample_actions() without a mask")
+            return self.backend.sample_words(self._sample_rng, self.engine.legal)
         return self.backend.sample_legal(self._sample_rng, mask)
 
     @property
