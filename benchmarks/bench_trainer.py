@@ -77,8 +77,15 @@ def inside(part: str) -> bool:
     return part in _STACK
 
 
+FIRST: dict[str, float] = {}  # when the first rollout began (the end of the setup)
+
+
 def instrument() -> None:
-    wrap(ppo.Collector, "collect", lambda *a, **k: "rollout")
+    def rollout_row(*a: Any, **k: Any) -> str:
+        FIRST.setdefault("rollout", time.perf_counter())
+        return "rollout"
+
+    wrap(ppo.Collector, "collect", rollout_row)
     wrap(ppo, "ppo_update", lambda *a, **k: "update")
 
     def env_row(*a: Any, **k: Any) -> str | None:
@@ -105,11 +112,12 @@ def instrument() -> None:
     wrap(ppo, "evaluate_against", eval_row)
     wrap(results, "evaluate_against", eval_row)
     wrap(ppo, "finish", lambda *a, **k: "finish (final eval, files)")
+    wrap(ppo, "save_checkpoint", lambda *a, **k: "checkpoint")
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--updates", type=int, default=3, help="PPO updates to time (default 3)")
+    p.add_argument("--updates", type=int, default=4, help="PPO updates to time (default 4)")
     p.add_argument("overrides", nargs="*", help="key=value config overrides")
     args = p.parse_args(argv)
     os.environ.setdefault("OMP_NUM_THREADS", "1")
@@ -122,6 +130,8 @@ def main(argv: list[str] | None = None) -> int:
                 *args.overrides,
                 f"total_steps={per_update * args.updates}",
                 f"eval_every={args.updates}",
+                f"checkpoint_every={args.updates}",
+                "snapshot_every=1",  # the snapshot opponent plays from the second update on
                 f"run_dir={tmp}/{{name}}",
                 "progress=false",
                 "tensorboard=false",
@@ -134,16 +144,17 @@ def main(argv: list[str] | None = None) -> int:
         with contextlib.redirect_stdout(io.StringIO()):
             ppo.train_ppo(cfg, force=True)
         wall = time.perf_counter() - t0
-    report(base, cfg, args.updates, wall)
+    report(base, cfg, args.updates, wall, FIRST["rollout"] - t0)
     return 0
 
 
-def report(base: TrainConfig, cfg: TrainConfig, updates: int, wall: float) -> None:
+def report(base: TrainConfig, cfg: TrainConfig, updates: int, wall: float, setup: float) -> None:
     steps = cfg.num_envs * cfg.rollout_steps * updates
     rollout, update = TIMES["rollout"], TIMES["update"]
     periodic, final = TIMES["periodic eval"], TIMES["final eval"]
     finish = TIMES["finish (final eval, files)"]
-    other = wall - rollout - update - periodic - finish
+    ckpt = TIMES["checkpoint"]
+    other = wall - setup - rollout - update - periodic - finish - ckpt
     rows: list[tuple[str, float, str]] = []
     sub = [k for k in TIMES if k.startswith("rollout: ")]
     rest = rollout - sum(TIMES[k] for k in sub)
@@ -162,19 +173,23 @@ def report(base: TrainConfig, cfg: TrainConfig, updates: int, wall: float) -> No
     for k, v, note in rows:
         print(f"{'  ' + k[len('rollout: ') :]:<50} {v:9.2f} {100 * v / loop:9.1f}%  {note}")
     print(f"{'update (ppo_update)':<50} {update:9.2f} {100 * update / loop:9.1f}%")
-    print(f"{'other (checkpoints, logs, setup)':<50} {other:9.2f} {100 * other / loop:9.1f}%")
+    print(f"{'other (logs, snapshots, checks)':<50} {other:9.2f} {100 * other / loop:9.1f}%")
+    print(f"{'setup (once: model, optimizer, games)':<50} {setup:9.2f}")
+    print(f"{'checkpoint (1 call)':<50} {ckpt:9.2f}")
     print(f"{'periodic eval (1 call)':<50} {periodic:9.2f}")
     print(f"{'final eval (1 call)':<50} {final:9.2f}")
+    print(f"{'final files (policy, eval.json, curve.png)':<50} {finish - final:9.2f}")
     print()
-    print(f"training loop: {steps / (rollout + update):,.0f} agent-steps/s (rollout + update)")
+    print(f"training loop: {steps / loop:,.0f} agent-steps/s (rollout + update + other)")
     # Projection for the base config's full run (default: 30M steps).
     per = base.num_envs * base.rollout_steps
     n_upd = max(1, math.ceil(base.total_steps / per))
     n_eval = n_upd // base.eval_every + (1 if n_upd % base.eval_every else 0)
-    per_update_s = (rollout + update + other) / updates
+    per_update_s = (rollout + update + other) / updates + ckpt / base.checkpoint_every
     eval_s = periodic * base.eval_hands / max(cfg.eval_hands, 1)
     final_s = final * base.final_eval_hands / max(cfg.final_eval_hands, 1)
-    total = n_upd * per_update_s + n_eval * eval_s + final_s
+    files_s = finish - final  # policy file, eval.json, curve.png (once)
+    total = setup + n_upd * per_update_s + n_eval * eval_s + final_s + files_s
     print(
         f"projected full run ({n_upd} updates, {n_eval} periodic evals of {base.eval_hands} "
         f"hands, final eval of {base.final_eval_hands}): {total / 60:.1f} min, "

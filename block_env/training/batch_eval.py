@@ -6,10 +6,10 @@ seats with a 95% CI over deals, the share of seat-hands won), but every game of 
 at once in one ``block_env.batched.BatchedEnv``, the agent and the bot each acting on one
 batch per step, instead of one AEC game and one network call per decision at a time.
 
-The deals are the AEC evaluation's: deal ``d`` is the lot and deal of
-``raw_env().reset(seed=seed + d)`` (read from the batched engine's ``deal_source="aec"``),
-replayed once per seat rotation (the agent at lineup position ``p`` sits at seat
-``(p + r) % n`` in rotation ``r``, the lineup of ``block_env.evaluate.default_lineup``).
+The deals are the AEC evaluation's: each seat rotation ``r`` plays in its own batched env
+with ``deal_source="aec"``, so its game ``d`` gets the lot and deal of
+``raw_env().reset(seed=seed + d)``, and the agent at lineup position ``p`` sits at seat
+``(p + r) % n`` (the lineup of ``block_env.evaluate.default_lineup``).
 Rewards are rebuilt in float64 from the hand's points exactly as the AEC env computes them
 and summed in the AEC evaluation's order, so a deterministic agent against ``greedy`` or
 ``rules`` gets exactly the AEC evaluation's figures; ``random`` draws from its own generator
@@ -51,26 +51,6 @@ def baseline_actor(name: str, seed: int) -> Actor:
     raise ValueError(
         f"batched evaluation plays the baselines {', '.join(BATCHED_BASELINES)}, not {name!r}"
     )
-
-
-def aec_deals(game: dict[str, Any], deals: int, seed: int) -> list[dict[str, Any]]:
-    """The AEC reset options (``hands``, and ``leader`` unless the opener is the highest
-    double) that reproduce the lot and deal of ``raw_env(**game).reset(seed=seed + d)``
-    for d in 0..deals-1."""
-    src = BatchedEnv(deals, deal_source="aec", **game)
-    src.reset(seed=seed)
-    snap = src.snapshot()
-    tiles = src.config.tiles.tiles
-    rotate = src.config.opener == "rotate"
-    out = []
-    for hands, leader in zip(snap["hands"].tolist(), snap["leader"].tolist()):
-        opts: dict[str, Any] = {
-            "hands": [[tiles[i] for i in range(len(tiles)) if h >> i & 1] for h in hands]
-        }
-        if rotate:
-            opts["leader"] = int(leader)
-        out.append(opts)
-    return out
 
 
 def zero_sum_rewards(config: BlockConfig, points: np.ndarray, winner: np.ndarray) -> np.ndarray:
@@ -115,15 +95,16 @@ def evaluate_batched(
     n = config.num_players
     deals = -(-int(hands) // n)
     lineup = default_lineup(2, config)
-    options = [opts for opts in aec_deals(game, deals, seed) for _ in range(n)]
-    b = deals * n  # game g = d * n + r: deal d, rotation r
-    rotation = np.arange(b) % n
+    # One env per seat rotation, all dealt the AEC deals of seeds seed .. seed + deals - 1
+    # (no reset options to parse); game g = r * deals + d is deal d in rotation r.
+    envs = [BatchedEnv(deals, auto_pass=True, deal_source="aec", **game) for _ in range(n)]
+    b = deals * n
+    rotation = np.arange(b) // deals
     # agent index (0 the agent, 1 the bot) at each absolute seat of each game
     at_seat = np.zeros((b, n), dtype=np.int64)
     for p, a in enumerate(lineup):
         at_seat[np.arange(b), (p + rotation) % n] = a
-    env = BatchedEnv(b, auto_pass=True, **game)
-    obs, mask, seat = env.reset(seed=seed, options=options)
+    obs, mask, seat = (np.concatenate(x) for x in zip(*(e.reset(seed=seed) for e in envs)))
     rows = np.arange(b)
     done = np.zeros(b, dtype=bool)
     points = np.zeros((b, n), dtype=np.int64)
@@ -137,10 +118,12 @@ def evaluate_batched(
             actions[mine] = np.asarray(agent.act_batch(obs[mine], mask[mine]))
         if theirs.size:
             actions[theirs] = opp(obs[theirs], mask[theirs])
-        obs, mask, seat, _, terminated, info = env.step(actions)
+        out = [e.step(actions[r * deals : (r + 1) * deals]) for r, e in enumerate(envs)]
+        obs, mask, seat = (np.concatenate([o[i] for o in out]) for i in range(3))
+        terminated = np.concatenate([o[4] for o in out])
         new = terminated & ~done
-        points[new] = info["hand_points"][new]
-        winner[new] = info["hand_winner"][new]
+        points[new] = np.concatenate([o[5]["hand_points"] for o in out])[new]
+        winner[new] = np.concatenate([o[5]["hand_winner"] for o in out])[new]
         done |= terminated
     rewards = zero_sum_rewards(config, points, winner)
     return _result(config, lineup, [name, opponent], rewards, winner, at_seat, deals, seed, start)
@@ -166,9 +149,9 @@ def _result(
     seat_hands = np.zeros((deals, k))
     seat_wins = np.zeros((deals, k))
     side_wins = np.zeros((deals, k))
-    deal_rows = np.arange(deals) * n
+    deal_rows = np.arange(deals)
     for r in range(n):
-        g = deal_rows + r
+        g = r * deals + deal_rows
         sides = np.zeros((deals, k), dtype=bool)
         for s in range(n):
             a = at_seat[g, s]
@@ -193,7 +176,7 @@ def _result(
     ]
     ties = np.zeros(deals)
     for r in range(n):
-        ties += winner[deal_rows + r] < 0
+        ties += winner[r * deals + deal_rows] < 0
     return EvalResult(
         agents=list(names),
         lineup=list(lineup),

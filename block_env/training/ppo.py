@@ -214,7 +214,7 @@ class Collector:
 
     def _policy(self, model: Any, sample: bool = True) -> Any:
         def act(obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
-            with torch.no_grad():
+            with torch.inference_mode():
                 o = torch.from_numpy(obs).to(self.device)
                 m = torch.from_numpy(mask).to(self.device)
                 logits = model.logits(o)
@@ -260,7 +260,7 @@ class Collector:
                     p = privileged_features(dealt[rows], seat[rows], *set_tiles(tiles))
                     priv_b[t, rows] = p
                     priv = torch.from_numpy(p).to(self.device)
-                with torch.no_grad():
+                with torch.inference_mode():
                     o = torch.from_numpy(obs[rows]).to(self.device)
                     m = torch.from_numpy(mask[rows]).to(self.device)
                     logits, value = self.model(o, priv)
