@@ -27,6 +27,7 @@ Version History
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any
 
 import numpy as np
@@ -141,6 +142,30 @@ class _Classic(wrappers.OrderEnforcingWrapper):
 
 
 _ARRAY_KEYS = ("hand_pips", "hand_points", "match_winners")  # the info's array fields
+_F32 = np.dtype(np.float32)
+_I8 = np.dtype(np.int8)
+_frombuffer = np.frombuffer
+_apply_legal_action = rules.apply_legal_action
+_legal_of = rules.legal_actions
+_MASK_TABLE_MAX = 1 << 14  # masks kept per action count (a few MB when full; emptied then)
+
+
+@cache
+def _mask_table(num_actions: int) -> dict[tuple[int, ...], bytes]:
+    """The bytes of the int8 action mask of each legal tuple seen, for one action count
+    (shared by every env of that tile set: masks repeat across positions and games)."""
+    return {}
+
+
+def _mask_bytes(table: dict[tuple[int, ...], bytes], legal: tuple[int, ...], size: int) -> bytes:
+    """The mask of ``legal`` (length ``size``), built once and kept in ``table``."""
+    mask = bytearray(size)
+    for action in legal:
+        mask[action] = 1
+    if len(table) >= _MASK_TABLE_MAX:
+        table.clear()
+    table[legal] = mask = bytes(mask)
+    return mask
 
 
 def _read_only(array: np.ndarray) -> np.ndarray:
@@ -265,11 +290,17 @@ class raw_env(AECEnv, EzPickle):
         self.np_random, _ = seeding.np_random(None)
         self.game: State | None = None
         self.last_hand: State | None = None  # the last finished hand, for rendering
-        # Private per-position caches: the observation arrays of each seat (handed out only
-        # as copies) and the legal actions of the seat to act (what ``step`` checks).
-        self._obs_cache: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        # Private per-position caches: the bytes of each seat's observation and mask (handed
+        # out as new arrays) and the legal actions of the seat to act (what ``step`` checks);
+        # the encoder's per-hand memo (emptied whenever the hand changes).
+        self._obs_cache: dict[int, tuple[bytes, bytes]] = {}
         self._encode = fast_encoder(self.config)  # equals observation.encode, faster
+        self._memo: dict = {}
         self._legal: tuple[int, ...] | None = None
+        self._no_mask = bytes(num_actions)  # the mask of every seat not to act
+        self._masks = _mask_table(num_actions)
+        self._zero_rewards: dict[str, float] | None = None  # ``rewards`` while all are 0.0
+        self._num_players = num_players
         # The info of a step that ends no hand: all agents share its read-only zero arrays,
         # which costs no allocation per step. reset() and hand ends give writable copies.
         # They are kept from step to step until a hand ends (``_infos_running``).
@@ -282,7 +313,10 @@ class raw_env(AECEnv, EzPickle):
         """The whole position (game, rewards, infos, random generator), without caches."""
         state = self.__dict__.copy()
         state["_obs_cache"] = {}
+        state["_memo"] = {}
         state["_legal"] = None
+        state["_zero_rewards"] = None  # the copy's rewards are its own dict
+        del state["_masks"]  # shared by the envs of a tile set: looked up again on load
         del state["_running"]  # rebuilt read-only on load (copies of arrays are writable)
         return state
 
@@ -292,6 +326,7 @@ class raw_env(AECEnv, EzPickle):
             return
         self.__dict__.update(state)
         self._running = _running_info(self.config.num_players)
+        self._masks = _mask_table(self._num_actions)
         if self._infos_running:
             self.infos = {a: dict(self._running) for a in self.infos}
 
@@ -327,7 +362,9 @@ class raw_env(AECEnv, EzPickle):
         self._infos_running = False  # infos hold per-agent arrays, not the shared zeros
         self.agent_selection = self.possible_agents[self.game.current]
         self._obs_cache = {}
+        self._memo = {}
         self._legal = None
+        self._zero_rewards = None
         self.last_hand = None
         self._moves = []
 
@@ -339,25 +376,64 @@ class raw_env(AECEnv, EzPickle):
         seat = self._seat[agent]
         cached = self._obs_cache.get(seat)
         if cached is None:
-            game = self._require_game()
-            mask = bytearray(self._num_actions)
-            if seat == game.current and not game.episode_over:
-                for action in self._legal or self._legal_actions():
-                    mask[action] = 1
-            obs = self._encode(game, seat)
-            if self._info_state:
-                history = encode_history(self.config, game.leader, self._moves, seat)
-                obs = np.concatenate([obs, history])
-            cached = (obs, np.frombuffer(mask, dtype=np.int8))
-            self._obs_cache[seat] = cached
-        return {"observation": cached[0].copy(), "action_mask": cached[1].copy()}
+            cached = self._obs_cache[seat] = self._observation_bytes(seat)
+        # each array over a new bytearray of its own: writable, owned by the caller alone
+        return {
+            "observation": _frombuffer(bytearray(cached[0]), _F32),
+            "action_mask": _frombuffer(bytearray(cached[1]), _I8),
+        }
+
+    def last(self, observe: bool = True) -> tuple:
+        """``AECEnv.last``: the same values, with ``observe`` inlined (the hot path of every
+        AEC loop)."""
+        agent = self.agent_selection
+        assert agent is not None
+        if observe:
+            cached = self._obs_cache.get(self._seat[agent])
+            if cached is None:
+                seat = self._seat[agent]
+                cached = self._obs_cache[seat] = self._observation_bytes(seat)
+            observation = {
+                "observation": _frombuffer(bytearray(cached[0]), _F32),
+                "action_mask": _frombuffer(bytearray(cached[1]), _I8),
+            }
+        else:
+            observation = None
+        return (
+            observation,
+            self._cumulative_rewards[agent],
+            self.terminations[agent],
+            self.truncations[agent],
+            self.infos[agent],
+        )
+
+    def _observation_bytes(self, seat: int) -> tuple[bytes, bytes]:
+        """The bytes of ``seat``'s observation vector and action mask in this position."""
+        game = self.game
+        if game is None:
+            self._require_game()  # raises
+        if seat == game.current and not game.episode_over:
+            legal = self._legal
+            if legal is None:
+                legal = self._legal = _legal_of(game)
+            mask = self._masks.get(legal)
+            if mask is None:
+                mask = _mask_bytes(self._masks, legal, self._num_actions)
+        else:
+            mask = self._no_mask
+        obs = self._encode.observation_bytes(game, seat, self._memo)
+        if self._info_state:
+            obs += encode_history(self.config, game.leader, self._moves, seat).tobytes()
+        return obs, mask
 
     def state(self) -> np.ndarray:
         """Privileged full position (all hands); never part of any agent's observation."""
         return encode_state(self.config, self._require_game())
 
     def step(self, action: Any) -> None:
-        game = self._require_game()
+        game = self.game
+        if game is None:
+            self._require_game()  # raises
         if not self.agents:
             self._step_after_end(action)
             return
@@ -365,39 +441,42 @@ class raw_env(AECEnv, EzPickle):
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        if type(action) is not int and (
-            isinstance(action, bool) or not isinstance(action, (int, np.integer))
-        ):
-            raise ValueError(
-                f"action {action!r} has type {type(action).__name__}: expected an int in "
-                f"0..{self._num_actions - 1}; legal actions: {list(self._legal_actions())}"
-            )
-        action = int(action)
+        if type(action) is not int:
+            if isinstance(action, bool) or not isinstance(action, (int, np.integer)):
+                raise ValueError(
+                    f"action {action!r} has type {type(action).__name__}: expected an int in "
+                    f"0..{self._num_actions - 1}; legal actions: {list(self._legal_actions())}"
+                )
+            action = int(action)
         legal = self._legal
         if legal is None:
-            legal = self._legal_actions()
+            legal = self._legal = _legal_of(game)
         if action not in legal:  # decided from the game state alone
             rules.apply_action(self.config, game, action)  # raises, naming the legal actions
-        after = rules.apply_legal_action(self.config, game, action)
+        after = _apply_legal_action(self.config, game, action)
         if self._info_state:
             self._moves.append(action)
         self._cumulative_rewards[agent] = 0.0
         self._obs_cache = {}
         self._legal = None
         if after.result is None:
-            self.rewards = dict.fromkeys(self.agents, 0.0)
+            self.game = after
+            # every reward is 0.0: the all-zero dict of the previous step is kept (as are
+            # the infos) until a hand ends; nothing to add to the cumulative rewards
+            if self.rewards is not self._zero_rewards:
+                self.rewards = self._zero_rewards = dict.fromkeys(self.agents, 0.0)
             if not self._infos_running:  # kept while no hand ends: nothing in them changes
                 self.infos = {a: dict(self._running) for a in self.agents}
                 self._infos_running = True
-            self.game = after
+            self.agent_selection = self.possible_agents[after.current]
         else:
             self._finish_hand(after)
-        if self.game.episode_over:
-            # PettingZoo convention: always advance agent_selection, even on the last move.
-            self.agent_selection = self.possible_agents[(self._seat[agent] + 1) % len(self._seat)]
-        else:
-            self.agent_selection = self.possible_agents[self.game.current]
-        if after.result is not None:  # otherwise every reward is 0.0: nothing to add
+            if self.game.episode_over:
+                # PettingZoo convention: always advance agent_selection, even on the last move.
+                seat = self._seat[agent] + 1
+                self.agent_selection = self.possible_agents[seat % self._num_players]
+            else:
+                self.agent_selection = self.possible_agents[self.game.current]
             self._accumulate_rewards()
         if self.render_mode == "human":
             self.render()
@@ -424,6 +503,7 @@ class raw_env(AECEnv, EzPickle):
         info = self._hand_info(after)
         self.infos = {a: self._fresh_info(info) for a in self.agents}
         self._infos_running = False
+        self._memo = {}  # the encoder's per-hand parts: the scores (and maybe the deal) change
         if after.episode_over:
             self.terminations = dict.fromkeys(self.agents, True)
             self.game = after
@@ -445,7 +525,8 @@ class raw_env(AECEnv, EzPickle):
         result = after.result
         over = after.episode_over
         winners = np.zeros(self.config.num_players, dtype=np.bool_)
-        winners[list(after.winners)] = True
+        if after.winners:  # empty until the match is won
+            winners[list(after.winners)] = True
         return {
             "hand_over": True,
             "hand_winner": -1 if result.winner is None else int(result.winner),

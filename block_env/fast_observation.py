@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import struct
 from functools import cache
+from operator import itemgetter
 
 import numpy as np
 
@@ -83,6 +84,10 @@ class FastEncoder:
         ]
         self._pack_n = struct.Struct(f"={n}f").pack
         self._pad_n = bytes(4 * (MAX_SEATS - n))
+        # for ``observation_bytes``: n floats then the zero padding to MAX_SEATS, one call;
+        # per observer, the seats in relative order (one C call rotates a per-seat tuple)
+        self._pack_padded = struct.Struct(f"={n}f{4 * (MAX_SEATS - n)}x").pack
+        self._rotate = [itemgetter(*((seat + r) % n for r in range(n))) for seat in range(n)]
 
     def __reduce__(self) -> tuple:
         return (_encoder, self._key)
@@ -122,6 +127,50 @@ class FastEncoder:
             _PACK1(self._t - (in_hands | played).bit_count()),
         ]
         return np.frombuffer(b"".join(parts), dtype=np.float32)
+
+    def observation_bytes(self, state: State, seat: int, memo: dict) -> bytes:
+        """The bytes of ``self(state, seat)``, faster for a caller that keeps ``memo``: a
+        dict it empties whenever the hand changes (a new deal, a finished hand, a reset).
+        Within one hand the scores, the leader, the tiles out of play and ``episode_over``
+        stay the same, so the tail of the vector (voids onwards) is kept in ``memo`` by
+        (seat, seat to act, voids) and only the hand, line, ends and counts are built."""
+        hands, played, left = state.hands, state.played, state.left
+        hand = hands[seat]
+        w, ml, low, high = self._w, self._mask_low, self._low, self._high
+        key = (seat, state.current, state.voids)
+        tail = memo.get(key)
+        if tail is None:
+            tail = memo[key] = self._tail_bytes(state, seat)
+        return b"".join(
+            (
+                low[hand & ml],
+                high[hand >> w],
+                low[played & ml],
+                high[played >> w],
+                self._empty if left == EMPTY else self._ends[left * self._v + state.right],
+                self._pack_padded(*map(int.bit_count, self._rotate[seat](hands))),
+                tail,
+            )
+        )
+
+    def _tail_bytes(self, state: State, seat: int) -> bytes:
+        """Voids, scores, target, leader, to_act, seats, partnership and out_of_play."""
+        n = self.num_players
+        rotate = self._rotate[seat]
+        in_hands = state.played
+        for h in state.hands:
+            in_hands |= h
+        return b"".join(
+            (
+                *map(self._voids.__getitem__, rotate(state.voids)),
+                self._void_pad,
+                self._pack_padded(*rotate(state.scores)),
+                self._tail[(state.leader - seat) % n][
+                    n if state.episode_over else (state.current - seat) % n
+                ],
+                _PACK1(self._t - in_hands.bit_count()),
+            )
+        )
 
 
 @cache

@@ -16,7 +16,7 @@ from typing import NamedTuple
 import numpy as np
 
 from block_env.config import BlockConfig
-from block_env.tiles import STANDARD, TileSet, iter_tiles, mask_of
+from block_env.tiles import STANDARD, TileSet, iter_tiles
 
 EMPTY = -1  # value of both ends while the line is empty
 
@@ -54,9 +54,15 @@ class State(NamedTuple):
 def deal(config: BlockConfig, rng: np.random.Generator) -> tuple[int, ...]:
     """Shuffle the T tiles of the set and deal ``hand_size`` to each seat; the rest are out
     of play."""
-    order = rng.permutation(config.tiles.num_tiles)
+    order = rng.permutation(config.tiles.num_tiles).tolist()
     k = config.hand_size
-    return tuple(mask_of(order[s * k : (s + 1) * k].tolist()) for s in range(config.num_players))
+    hands = []
+    for start in range(0, config.num_players * k, k):  # mask_of inlined: once a hand
+        mask = 0
+        for tile in order[start : start + k]:
+            mask |= 1 << tile
+        hands.append(mask)
+    return tuple(hands)
 
 
 def opening_for(hands: tuple[int, ...], tiles: TileSet = STANDARD) -> tuple[int, int]:
@@ -152,11 +158,30 @@ def legal_actions(state: State) -> tuple[int, ...]:
     with_value = state.tiles.with_value
     on_left = hand & with_value[state.left]
     on_right = hand & with_value[state.right]
-    fits = on_left | on_right
-    if not fits:
+    if not on_left | on_right:
         return (state.tiles.pass_action,)
+    # the actions depend only on the two masks (not on the set): kept in a bounded table
+    key = on_left << _KEY_SHIFT | on_right
+    actions = _PLACEMENTS.get(key)
+    if actions is None:
+        actions = _placements(on_left, on_right)
+        if len(_PLACEMENTS) >= _PLACEMENTS_MAX:
+            _PLACEMENTS.clear()
+        _PLACEMENTS[key] = actions
+    return actions
+
+
+_KEY_SHIFT = 32  # more bits than the largest set has tiles
+_PLACEMENTS: dict[int, tuple[int, ...]] = {}  # (on_left, on_right) -> sorted actions
+_PLACEMENTS_MAX = 1 << 15  # about 5 MB when full; emptied then
+
+
+def _placements(on_left: int, on_right: int) -> tuple[int, ...]:
+    """Sorted actions placing the tiles of ``on_left`` on the left end (``2t``) and those of
+    ``on_right`` on the right end (``2t + 1``)."""
     actions = []
-    while fits:  # the tiles that fit, ascending (iter_tiles inlined: a hot path)
+    fits = on_left | on_right
+    while fits:  # the tiles that fit, ascending
         low = fits & -fits
         t2 = 2 * low.bit_length() - 2
         if on_left & low:
@@ -186,47 +211,43 @@ def apply_action(config: BlockConfig, state: State, action: int) -> State:
 
 def apply_legal_action(config: BlockConfig, state: State, action: int) -> State:
     """``apply_action`` without the legality check, for callers that already checked the
-    action against the mask (the env does, with the mask it cached for the observation)."""
+    action against the legal actions (the env does, with those it computed for the mask)."""
     seat = state.current
-    n = config.num_players
     tiles = state.tiles
+    nxt = seat + 1
+    if nxt == config.num_players:
+        nxt = 0
     if action == tiles.pass_action:
         voids = list(state.voids)
         voids[seat] |= (1 << state.left) | (1 << state.right)
-        return state._replace(current=(seat + 1) % n, voids=tuple(voids))
+        return state._replace(current=nxt, voids=tuple(voids))
 
-    tile, end = divmod(action, 2)
+    tile = action >> 1
     a, b = tiles.tiles[tile]
-    if state.left == EMPTY:
+    left = state.left
+    if left == EMPTY:
         left, right = a, b
         end = 0
-    elif end == 0:
-        left, right = (b if a == state.left else a), state.right
+    elif action & 1:
+        end = 1
+        right = state.right
+        right = b if a == right else a
     else:
-        left, right = state.left, (b if a == state.right else a)
+        end = 0
+        left = b if a == left else a
+        right = state.right
+    bit = 1 << tile
     hands = list(state.hands)
-    hands[seat] &= ~(1 << tile)
+    mine = hands[seat] & ~bit
+    hands[seat] = mine
     hands = tuple(hands)
-    # built field by field (faster than _replace on this hot path): the placed tile moves
-    # to the line, the ends and the seat to act change, everything else is kept
-    after = State(
-        hands,
-        state.played | (1 << tile),
-        (*state.line, (tile, end)),
-        left,
-        right,
-        (seat + 1) % n,
-        state.leader,
-        state.voids,
-        state.scores,
-        state.opening_tile,
-        state.hand_number,
-        state.result,
-        state.episode_over,
-        state.winners,
-        tiles,
+    # built as one tuple (faster than State(...) or _replace on this hot path): the placed
+    # tile moves to the line, the ends and the seat to act change, the rest is kept
+    after = _new_state(
+        State,
+        (hands, state.played | bit, (*state.line, (tile, end)), left, right, nxt, *state[6:]),
     )
-    if hands[seat] == 0:
+    if not mine:
         return _end_hand(config, after, domino_seat=seat)
     with_value = tiles.with_value
     open_values = with_value[left] | with_value[right]
@@ -234,6 +255,9 @@ def apply_legal_action(config: BlockConfig, state: State, action: int) -> State:
         if h & open_values:
             return after
     return _end_hand(config, after, domino_seat=None)
+
+
+_new_state = tuple.__new__  # State's fields as one tuple, without NamedTuple.__new__
 
 
 def score_hand(config: BlockConfig, hands: tuple[int, ...], domino_seat: int | None) -> HandResult:
@@ -295,7 +319,12 @@ def _end_hand(config: BlockConfig, state: State, domino_seat: int | None) -> Sta
         winners = () if result.winner is None else _team_seats(config, result.winner)
     else:
         over, winners = match_winners(config, scores)
-    return state._replace(result=result, scores=scores, episode_over=over, winners=winners)
+    # state._replace(result=result, scores=scores, episode_over=over, winners=winners),
+    # built as one tuple (once a hand, but _replace costs as much as a whole move)
+    return _new_state(
+        State,
+        (*state[:8], scores, *state[9:11], result, over, winners, state.tiles),
+    )
 
 
 def _team_seats(config: BlockConfig, seat: int) -> tuple[int, ...]:
