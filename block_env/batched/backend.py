@@ -75,6 +75,23 @@ class NumpyBackend:
     def min1(self, x: np.ndarray) -> np.ndarray:
         return x.min(1)
 
+    def minimum(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        return np.minimum(x, y)
+
+    def maximum(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        return np.maximum(x, y)
+
+    def argmax1(self, x: np.ndarray) -> np.ndarray:
+        return x.argmax(1)
+
+    def full(self, n: int, value: int) -> np.ndarray:
+        """(n,) int64 filled with ``value``."""
+        return np.full(n, value, dtype=np.int64)
+
+    def take_cols(self, x: np.ndarray, idx: np.ndarray) -> np.ndarray:
+        """``x[:, idx]`` for a 2-D x and 1-D idx."""
+        return x.take(idx, axis=1)
+
     def max1(self, x: np.ndarray) -> np.ndarray:
         return x.max(1)
 
@@ -91,22 +108,36 @@ class NumpyBackend:
         return x.copy()
 
     def unpack_bits(self, words: np.ndarray, scratch: bool = False) -> np.ndarray:
-        """(M, k) int64 words -> (M, 64 k) uint8 bits, bit j of word i at column 64 i + j."""
+        """(M, k) int64 words -> (M, 64 k) uint8 bits, bit j of word i at column 64 i + j:
+        each byte looked up as the 8 bytes of its bits (one int64 gather, faster than
+        ``np.unpackbits``)."""
         m = words.shape[0]
-        as_bytes = np.ascontiguousarray(words).view(np.uint8).reshape(m, -1)
-        return np.unpackbits(as_bytes, axis=1, bitorder="little")
+        as_bytes = np.ascontiguousarray(words).view(np.uint8)
+        return _BYTE_BITS64.take(as_bytes).view(np.uint8).reshape(m, -1)
 
     def unpack_mask(self, legal: np.ndarray, width: int) -> np.ndarray:
-        """(M,) int64 action words -> (M, width) int8 action masks."""
-        bits = self.unpack_bits(legal[:, None])
-        return np.ascontiguousarray(bits[:, :width]).view(np.int8)
+        """(M,) int64 action words -> (M, width) int8 action masks (unpacked straight to
+        the width: no copy of a wider array)."""
+        as_bytes = np.ascontiguousarray(legal).view(np.uint8).reshape(-1, 8)
+        return np.unpackbits(as_bytes, axis=1, count=width, bitorder="little").view(np.int8)
 
     def make_rng(self, seed: int | None) -> np.random.Generator:
         return np.random.default_rng(seed)
 
     def permutations(self, rng: np.random.Generator, k: int, num_tiles: int = 28) -> np.ndarray:
-        """k independent uniform permutations of the T tiles, shape (k, T)."""
-        return rng.random((k, num_tiles)).argsort(axis=1)  # ties: probability ~1e-13
+        """k independent uniform permutations of the T tiles, shape (k, T): the order of k
+        rows of T uniform keys. The tile index is written into the 5 lowest bits of its
+        key's bit pattern (positive doubles order as their int64 patterns), so a plain sort
+        of the patterns, several times faster than an argsort of such short rows, yields
+        the permutation in those bits. It is the argsort's permutation unless two keys of a
+        row agree in all but their 5 lowest bits, a chance of about 1e-12 per deal (exact
+        ties, where any two sorts may differ, are not much rarer)."""
+        keys = rng.random((k, num_tiles)).view(np.int64)
+        keys &= ~31
+        keys |= np.arange(num_tiles, dtype=np.int64)
+        keys.sort(axis=1)
+        keys &= 31
+        return keys
 
     def integers(self, rng: np.random.Generator, high: int, k: int) -> np.ndarray:
         return rng.integers(high, size=k, dtype=np.int64)
@@ -132,6 +163,11 @@ class NumpyBackend:
         _check_actions(arr.shape, arr.dtype.kind, num_envs)
         return arr.astype(np.int64, copy=False)
 
+
+# _BYTE_BITS64[x]: the 8 bytes (0 or 1) of the bits of byte x, little-endian, as one int64
+_BYTE_BITS64 = (
+    ((np.arange(256)[:, None] >> np.arange(8)) & 1).astype(np.uint8).view(np.int64).reshape(-1)
+)
 
 _NP_DTYPES = {
     "i64": np.int64,
@@ -282,6 +318,23 @@ class TorchBackend:
 
     def min1(self, x: Any) -> Any:
         return x.amin(1)
+
+    def minimum(self, x: Any, y: Any) -> Any:
+        return self.torch.minimum(x, y)
+
+    def maximum(self, x: Any, y: Any) -> Any:
+        return self.torch.maximum(x, y)
+
+    def argmax1(self, x: Any) -> Any:
+        return self.torch.argmax(x.to(self.torch.int64) if x.dtype == self.torch.bool else x, 1)
+
+    def full(self, n: int, value: int) -> Any:
+        """(n,) int64 filled with ``value``."""
+        return self.torch.full((n,), value, dtype=self.torch.int64, device=self.device)
+
+    def take_cols(self, x: Any, idx: Any) -> Any:
+        """``x[:, idx]`` for a 2-D x and 1-D idx."""
+        return self.torch.index_select(x, 1, idx)
 
     def max1(self, x: Any) -> Any:
         return x.amax(1)

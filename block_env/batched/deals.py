@@ -79,8 +79,13 @@ class AecDeals:
 def _hands_from_permutations(backend: Any, config: BlockConfig, perm: Any) -> Any:
     """Seat s gets the tiles at positions s*k .. s*k+k-1 of each permutation (as rules.deal)."""
     n, k = config.num_players, config.hand_size
-    bits = 1 << perm[:, : n * k]
-    return bits.reshape(perm.shape[0], n, k).sum(2)
+    bits = (1 << perm[:, : n * k]).reshape(perm.shape[0], n, k)
+    if backend.name != "numpy":
+        return bits.sum(2)
+    hands = bits[:, :, 0]  # numpy: k - 1 adds of columns beat a reduction along a short axis
+    for j in range(1, k):
+        hands = hands + bits[:, :, j]
+    return hands
 
 
 def make_deals(source: str, backend: Any, config: BlockConfig, num_envs: int) -> Any:

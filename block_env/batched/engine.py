@@ -69,12 +69,24 @@ class Engine:
         self.t_pips_lo14 = b.table(self.L.PIPS_LO14)
         self.t_pips_hi14 = b.table(self.L.PIPS_HI14)
         self.t_counts_f32 = b.table(self.L.COUNTS_F32)
+        self.t_counts_u8 = self.L.COUNTS_F32.astype(np.uint8)  # numpy only
         self.t_open_rank = b.table(self.L.OPEN_RANK)
         self.t_team = b.table(np.array(config.teams, dtype=np.int64))
         self.t_next_seat = b.table((np.arange(n, dtype=np.int64) + 1) % n)
         self.t_count_shift = b.table(self.L.COUNT_BITS * np.arange(n, dtype=np.int64))
         self.t_shifts28 = b.table(np.arange(self.L.num_tiles, dtype=np.int64))
         self.seats = b.arange(n)
+        # the tail of a hand's observations, built for all n observers of a game at once:
+        # constant parts by observer (with and without the to_act flag), the absolute seat of
+        # (observer, relative seat), the leader one-hot by (leader, observer)
+        self.t_tail_const = b.table(self._tail_constants())
+        self.t_rot = b.table((np.arange(n)[:, None] + np.arange(n)[None, :]).reshape(-1) % n)
+        lead = (np.arange(n)[:, None, None] - np.arange(n)[None, :, None]) % n
+        self.t_lead = b.table((lead == np.arange(n)).astype(np.float32).reshape(n, n * n))
+        # a full deal (every seat holds hand_size tiles): packed counts, tiles out of play
+        hs = config.hand_size
+        self.full_counts = int(sum(hs << (self.L.COUNT_BITS * s) for s in range(n)))
+        self.full_out = self.L.num_tiles - n * hs
         self.rows = b.arange(B)
         self.row_base = self.rows * n  # flat index of (game, seat 0) in (B, n) arrays
         # state
@@ -132,14 +144,21 @@ class Engine:
         self._start_hands(rows, hands, lots, scores, b.zeros(self.num_envs, "i64"))
         self.legal = self._legal_for(b.take(self.hands_flat, self.row_base + self.current))
 
-    def _start_hands(self, idx: Any, hands: Any, leader: Any, scores: Any, number: Any) -> None:
+    def _start_hands(
+        self, idx: Any, hands: Any, leader: Any, scores: Any, number: Any, full: bool = False
+    ) -> None:
+        """Deal ``hands`` (K, n) to games ``idx``; ``full``: every seat holds hand_size tiles
+        (a drawn deal), so the counts and the tiles out of play are the constants."""
         b = self.b
+        n = self.n
         if self.config.opener == "highest_double":
             leader, opening = self._opening(hands)
             fit_left = b.take(self.t_tile_bit, opening)
         else:
-            fit_left = b.zeros(int(idx.shape[0]), "i64") + self.L.ALL
-        dealt = hands.sum(1)  # the hands are disjoint: their sum is their union
+            fit_left = self.L.ALL
+        dealt = hands[:, 0]
+        for s in range(1, n):
+            dealt = dealt | hands[:, s]  # the hands are disjoint: their union
         self.hands[idx] = hands
         self.in_hands[idx] = dealt
         self.played[idx] = 0
@@ -149,16 +168,22 @@ class Engine:
         self.current[idx] = leader
         self.leader[idx] = leader
         self.voids[idx] = 0
-        self.counts[idx] = (self._popcount(hands) << self.t_count_shift).sum(1)
+        if full:
+            out_of_play = self.full_out
+            self.counts[idx] = self.full_counts
+        else:
+            out_of_play = self.L.num_tiles - self._popcount(dealt)
+            self.counts[idx] = (self._popcount(hands) << self.t_count_shift).sum(1)
+        self.out_of_play[idx] = out_of_play
         self.scores[idx] = scores
-        self.out_of_play[idx] = self.L.num_tiles - self._popcount(dealt)
         self.hand_number[idx] = number
-        rows, seat = self._rows_by_seat(idx)
         if self.history:
+            rows, seat = self._rows_by_seat(idx)
             blank = b.zeros((int(rows.shape[0]), self.H * self.S), "f32")
-            b.put(self.hist, rows * self.n + seat, blank)
+            b.put(self.hist, rows * n + seat, blank)
             self.turn[idx] = 0
-        b.put(self.tail, rows * self.n + seat, self._tail(rows, seat, to_act=True))
+        tails = self._tails(leader, scores, out_of_play, to_act=True)
+        b.put(self.tail.reshape(self.num_envs, n, self.L.TAIL_DIM), idx, tails)
 
     def _opening(self, hands: Any) -> tuple[Any, Any]:
         """(seat, tile) of the forced opening: highest double dealt, else heaviest tile."""
@@ -203,12 +228,13 @@ class Engine:
         stuck = (self.in_hands & (self.fit_left | self.fit_right)) == 0  # nobody can place
         ended = domino | stuck
 
-        rewards = b.zeros((self.num_envs, self.n), "f32")
-        terminated = b.zeros(self.num_envs, "bool")
-        info = self._blank_info()
         if b.any(ended):
             idx = b.nonzero(ended)
-            self._end_hands(idx, b.take(domino, idx), b.take(c, idx), rewards, terminated, info)
+            rewards, terminated, info = self._end_hands(
+                idx, b.take(domino, idx), b.take(c, idx), ended, domino
+            )
+        else:
+            rewards, terminated, info = self._no_hand_ended()
         self.legal = self._legal_for(b.take(self.hands_flat, self.row_base + self.current))
         if self.auto_pass:
             self._auto_pass()
@@ -262,110 +288,164 @@ class Engine:
             out[:, start + n * w :] = 0.0
 
     def _end_hands(
-        self, idx: Any, domino: Any, actor: Any, rewards: Any, terminated: Any, info: dict
-    ) -> None:
-        """Score the hands that just ended (games ``idx``), fill rewards and info, and deal
-        the next hand or, where the episode is over, a new match (same-step autoreset)."""
+        self, idx: Any, domino: Any, actor: Any, ended: Any, domino_all: Any
+    ) -> tuple[Any, Any, dict[str, Any]]:
+        """Score the hands that just ended (games ``idx``; ``ended``/``domino_all`` over the
+        whole batch), build rewards and info, and deal the next hand or, where the episode is
+        over, a new match (same-step autoreset). Column operations over the (at most 4)
+        seats: far fewer and cheaper calls than reductions along a short axis."""
         b = self.b
-        k = int(idx.shape[0])
+        n = self.n
+        B = self.num_envs
         hands = b.take_rows(self.hands, idx)
         pips = b.take(self.t_pips_lo14, hands & _LOW14) + b.take(self.t_pips_hi14, hands >> 14)
         if self.partnership:
-            side_pips = pips[:, :2] + pips[:, 2:]
-            actor_side = actor % 2
+            side = pips[:, :2] + pips[:, 2:]
+            actor_side = actor & 1
         else:
-            side_pips = pips
+            side = pips
             actor_side = actor
-        total = side_pips.sum(1)
-        low = b.min1(side_pips)
-        tied = (~domino) & ((side_pips == low[:, None]).sum(1) > 1)
-        win_side = b.where(domino, actor_side, side_pips.argmin(1))
-        actor_pips = b.take(side_pips.reshape(-1), b.arange(k) * side_pips.shape[1] + actor_side)
-        gained = b.where(tied, 0, b.where(domino, total - actor_pips, total - 2 * low))
+        m = int(side.shape[1])
+        cols = [side[:, s] for s in range(m)]
+        total = cols[0] + cols[1]
+        low = b.minimum(cols[0], cols[1])
+        for col in cols[2:]:
+            total = total + col
+            low = b.minimum(low, col)
+        if m == 2:
+            tied = (cols[0] == cols[1]) & ~domino
+            lowest = b.i64(cols[1] < cols[0])  # the first side at the lowest total
+        else:
+            at_low = side == low[:, None]
+            tied = (b.i64(at_low).sum(1) > 1) & ~domino
+            lowest = b.argmax1(at_low)
+        win_side = b.where(domino, actor_side, lowest)
+        if self.partnership:  # the domino side's own pips: the partner's hand
+            actor_pips = b.where(actor_side == 0, cols[0], cols[1])
+            dom_gain = total - actor_pips
+        else:  # the actor dominoed: no pips left
+            dom_gain = total
+        gained = b.where(domino, dom_gain, b.where(tied, 0, total - 2 * low))
         winner = b.where(tied, -1, b.where(domino, actor, win_side))
-        on_win_side = (self.t_team[None, :] == win_side[:, None]) & (~tied)[:, None]
-        points = b.where(on_win_side, gained[:, None], 0)
+        if self.partnership:
+            on_win_side = ((self.seats[None, :] & 1) == win_side[:, None]) & ~tied[:, None]
+        else:
+            on_win_side = (self.seats[None, :] == win_side[:, None]) & ~tied[:, None]
+        points = on_win_side * gained[:, None]
         scores = b.take_rows(self.scores, idx) + points
-        b.put(self.scores, idx, scores)  # final observations show the updated scores
 
         if self.hand_mode:
-            over = b.zeros(k, "bool") | True
+            over = None
             match_winner = b.where(tied, -1, win_side)  # lowest seat of the winning side
             winners = on_win_side
         else:
-            reached = scores >= self.target
-            over = reached.any(1)
-            top = b.max1(b.where(reached, scores, -1))
-            is_top = reached & (scores == top[:, None])
-            if self.partnership:
-                sides = b.i64(is_top[:, 0] | is_top[:, 2]) + b.i64(is_top[:, 1] | is_top[:, 3])
+            sc = [scores[:, s] for s in range(n)]
+            top = sc[0]
+            for col in sc[1:]:
+                top = b.maximum(top, col)
+            over = top >= self.target
+            if n == 2:
+                decided = over & (sc[0] != sc[1])
+                first = b.i64(sc[1] > sc[0])
             else:
-                sides = b.i64(is_top).sum(1)
-            decided = over & (sides == 1)
-            first = b.i64(is_top).argmax(1)
+                is_top = scores == top[:, None]
+                if self.partnership:
+                    sides = b.i64(is_top[:, 0] | is_top[:, 2]) + b.i64(is_top[:, 1] | is_top[:, 3])
+                else:
+                    sides = b.i64(is_top).sum(1)
+                decided = over & (sides == 1)
+                first = b.argmax1(is_top)
             match_winner = b.where(decided, first, -1)
-            winners = (self.t_team[None, :] == b.take(self.t_team, first)[:, None]) & decided[
-                :, None
-            ]
+            if self.partnership:
+                winners = ((self.seats[None, :] & 1) == (first & 1)[:, None]) & decided[:, None]
+            else:
+                winners = (self.seats[None, :] == first[:, None]) & decided[:, None]
 
         reward = self.config.reward
         if reward == "points":
-            hand_rewards = b.f64(points)
+            hand_rewards = b.f32(points)
         elif reward == "zero_sum":
             hand_rewards = self._spread(winner, b.f64(gained))
         else:
-            hand_rewards = self._spread(match_winner, b.f64(b.i64(over)))
-        rewards[idx] = b.f32(hand_rewards)
-        terminated[idx] = over
-        info["hand_over"][idx] = True
-        info["hand_winner"][idx] = winner
-        info["hand_blocked"][idx] = ~domino
-        info["hand_pips"][idx] = pips
-        info["hand_points"][idx] = points
-        info["match_over"][idx] = over
-        info["match_winner"][idx] = match_winner
-        info["match_winners"][idx] = winners
-        if b.any(over):
-            final = idx[over]
+            hand_rewards = self._spread(match_winner, b.f64(b.i64(match_winner >= 0)))
+        # per-seat results of the K games scattered into batch arrays through flat indices
+        flat = (idx * n)[:, None] + self.seats[None, :]
+        rewards = b.zeros((B, n), "f32")
+        b.put(rewards.reshape(-1), flat.reshape(-1), hand_rewards.reshape(-1))
+        hand_winner = b.full(B, -1)
+        hand_winner[idx] = winner
+        hand_pips = b.zeros((B, n), "i64")
+        b.put(hand_pips.reshape(-1), flat.reshape(-1), pips.reshape(-1))
+        hand_points = b.zeros((B, n), "i64")
+        b.put(hand_points.reshape(-1), flat.reshape(-1), points.reshape(-1))
+        if over is None:  # one hand is the episode
+            terminated = b.copy(ended)
+            final = idx
+        else:
+            terminated = b.zeros(B, "bool")
+            terminated[idx] = over
+            final = idx[over] if b.any(over) else None
+        info_match_winner = b.full(B, -1)
+        info_match_winner[idx] = match_winner
+        match_winners = b.zeros((B, n), "bool")
+        b.put(match_winners.reshape(-1), flat.reshape(-1), winners.reshape(-1))
+        b.put(self.scores, idx, scores)  # final observations show the updated scores
+        info = {
+            "hand_over": b.copy(ended),
+            "hand_winner": hand_winner,
+            "hand_blocked": ended & ~domino_all,
+            "hand_pips": hand_pips,
+            "hand_points": hand_points,
+            "match_over": b.copy(terminated),
+            "match_winner": info_match_winner,
+            "match_winners": match_winners,
+        }
+        if final is None:
+            info["final_index"] = b.zeros(0, "i64")
+            info["final_obs"] = b.zeros((0, n, self.obs_width), "f32")
+        else:
             info["final_index"] = final
             info["final_obs"] = self.final_observations(final)
 
+        if over is None:
+            over = b.zeros(int(idx.shape[0]), "bool") | True
         hands, lots = self.deals.draw(idx, over)
         leader = b.where(over, lots, b.take(self.t_next_seat, b.take(self.leader, idx)))
-        scores = b.where(over[:, None], 0, scores)
-        number = b.where(over, 0, b.take(self.hand_number, idx) + 1)
-        self._start_hands(idx, hands, leader, scores, number)
+        scores = scores * ~over[:, None]
+        number = (b.take(self.hand_number, idx) + 1) * ~over
+        self._start_hands(idx, hands, leader, scores, number, full=True)
+        return rewards, terminated, info
 
     def _spread(self, winner: Any, amount: Any) -> Any:
-        """Rewards (K, n) float64 as ``rules._spread``: +amount to the winner's side, the
-        opposite split over the other side(s); zero when there is no winner or no amount."""
+        """Rewards (K, n) as ``rules._spread``, float64 cast to float32: +amount to the
+        winner's side, the opposite split over the other side(s); +0.0 everywhere when there
+        is no winner (winner -1) or the amount is 0 (``0.0 - amount`` is +0.0 then)."""
         b = self.b
-        valid = (winner >= 0) & (amount != 0)
-        safe = b.where(winner >= 0, winner, 0)
         if self.partnership:
-            same = self.t_team[None, :] == b.take(self.t_team, safe)[:, None]
-            loss = -amount
+            same = (self.seats[None, :] & 1) == (winner & 1)[:, None]
+            loss = 0.0 - amount
         else:
-            same = self.seats[None, :] == safe[:, None]
-            loss = -amount / (self.n - 1)
-        spread = b.where(same, amount[:, None], loss[:, None])
-        return b.where(valid[:, None], spread, 0.0)
+            same = self.seats[None, :] == winner[:, None]
+            loss = (0.0 - amount) / (self.n - 1)
+        return b.f32(b.where(same, amount[:, None], loss[:, None]))
 
-    def _blank_info(self) -> dict[str, Any]:
+    def _no_hand_ended(self) -> tuple[Any, Any, dict[str, Any]]:
+        """Rewards, terminated and info of a step on which no hand ended."""
         b = self.b
         B, n = self.num_envs, self.n
-        return {
+        info = {
             "hand_over": b.zeros(B, "bool"),
-            "hand_winner": b.zeros(B, "i64") - 1,
+            "hand_winner": b.full(B, -1),
             "hand_blocked": b.zeros(B, "bool"),
             "hand_pips": b.zeros((B, n), "i64"),
             "hand_points": b.zeros((B, n), "i64"),
             "match_over": b.zeros(B, "bool"),
-            "match_winner": b.zeros(B, "i64") - 1,
+            "match_winner": b.full(B, -1),
             "match_winners": b.zeros((B, n), "bool"),
             "final_index": b.zeros(0, "i64"),
             "final_obs": b.zeros((0, n, self.obs_width), "f32"),
         }
+        return b.zeros((B, n), "f32"), b.zeros(B, "bool"), info
 
     # ---- legality ----------------------------------------------------------------------
     def _spread_bits(self, tiles: Any) -> Any:
@@ -407,14 +487,22 @@ class Engine:
     def final_observations(self, idx: Any) -> Any:
         """(K, n, OBS_DIM): every seat's observation of games ``idx`` as they stand, with
         nobody to act (what the AEC env shows each agent once the episode has ended)."""
+        b = self.b
+        k = int(idx.shape[0])
         rows, seat = self._rows_by_seat(idx)
-        full = self.b.empty((int(rows.shape[0]), self.obs_width), "f32")
+        full = b.empty((k * self.n, self.obs_width), "f32")
         obs = full[:, : self.L.obs_dim] if self.history else full
-        self._head(obs, self.b.take(self.hands_flat, rows * self.n + seat), rows, seat)
-        obs[:, self.L.HEAD_END :] = self._tail(rows, seat, to_act=False)
+        self._head(obs, b.take(self.hands_flat, rows * self.n + seat), rows, seat)
+        tails = self._tails(
+            b.take(self.leader, idx),
+            b.take_rows(self.scores, idx),
+            b.take(self.out_of_play, idx),
+            to_act=False,
+        )
+        obs[:, self.L.HEAD_END :] = tails.reshape(k * self.n, self.L.TAIL_DIM)
         if self.history:
             self._write_history(full, rows, seat)
-        return full.reshape(int(idx.shape[0]), self.n, self.obs_width)
+        return full.reshape(k, self.n, self.obs_width)
 
     def _rows_by_seat(self, idx: Any) -> tuple[Any, Any]:
         """Each game of ``idx`` repeated once per seat, with the seats 0..n-1."""
@@ -451,28 +539,43 @@ class Engine:
             rotated = self._rotate(voids, L.VOID_BITS, seat)
             words[:, 0] |= (rotated & ((1 << L.VOIDS_SPLIT) - 1)) << L.VOIDS_SHIFT
             words[:, 1] = b.take(self.t_ends_word1, ends) | (rotated >> L.VOIDS_SPLIT)
-        out[:, : L.HEAD_END] = b.unpack_bits(words, scratch=every)[:, : L.HEAD_END]
-        out[:, L.COUNTS] = b.take_rows(self.t_counts_f32, self._rotate(counts, L.COUNT_BITS, seat))
+        rotated_counts = self._rotate(counts, L.COUNT_BITS, seat)
+        if b.name == "numpy":  # the counts (0..15) ride in the 0/1 bytes: one cast for both
+            bits = b.unpack_bits(words)
+            bits[:, L.COUNTS] = self.t_counts_u8.take(rotated_counts, axis=0)
+            out[:, : L.HEAD_END] = bits[:, : L.HEAD_END]
+        else:
+            out[:, : L.HEAD_END] = b.unpack_bits(words, scratch=every)[:, : L.HEAD_END]
+            out[:, L.COUNTS] = b.take_rows(self.t_counts_f32, rotated_counts)
 
-    def _tail(self, rows: Any, seat: Any, to_act: bool) -> Any:
-        """Positions HEAD_END.. (scores, target, leader, to_act, seats, partnership,
-        out_of_play) for observer ``seat`` of games ``rows``; to_act marks the observer."""
+    def _tail_constants(self) -> np.ndarray:
+        """(2, n, TAIL_DIM) float32: the parts of the tail that are the same in every game,
+        by observer, without (0) and with (1) the to_act flag of the observer."""
+        L = self.L
+        const = np.zeros((2, self.n, L.TAIL_DIM), dtype=np.float32)
+        const[:, :, L.T_TARGET] = float(self.target)
+        const[1, :, L.T_TO_ACT] = 1.0
+        const[:, :, L.T_SEATS : L.T_SEATS + self.n] = 1.0
+        const[:, :, L.T_PART] = float(self.partnership)
+        return const
+
+    def _tails(self, leader: Any, scores: Any, out_of_play: Any, to_act: bool) -> Any:
+        """(K, n, TAIL_DIM): positions HEAD_END.. (scores, target, leader, to_act, seats,
+        partnership, out_of_play) of K games for each observer 0..n-1 (by relative seat);
+        to_act marks the observer. ``out_of_play`` is (K,) or one number."""
         b = self.b
-        n = self.n
-        m = int(rows.shape[0])
-        ar = b.arange(m)
-        tail = b.zeros((m, self.L.TAIL_DIM), "f32")
-        rel = (seat[:, None] + self.seats[None, :]) % n  # absolute seat of relative seat r
-        scores = b.take(self.scores.reshape(-1), rows[:, None] * n + rel)
-        tail[:, self.L.T_SCORES : self.L.T_SCORES + n] = b.f32(scores)
-        tail[:, self.L.T_TARGET] = float(self.target)
-        tail[ar, self.L.T_LEADER + (b.take(self.leader, rows) - seat) % n] = 1.0
-        if to_act:
-            tail[:, self.L.T_TO_ACT] = 1.0
-        tail[:, self.L.T_SEATS : self.L.T_SEATS + n] = 1.0
-        tail[:, self.L.T_PART] = float(self.partnership)
-        tail[:, self.L.T_OUT] = b.f32(b.take(self.out_of_play, rows))
-        return tail
+        n, L = self.n, self.L
+        k = int(leader.shape[0])
+        tails = b.empty((k, n, L.TAIL_DIM), "f32")
+        tails[...] = self.t_tail_const[int(to_act)]
+        rotated = b.take_cols(scores, self.t_rot).reshape(k, n, n)  # [g, observer, rel]
+        tails[:, :, L.T_SCORES : L.T_SCORES + n] = b.f32(rotated)
+        tails[:, :, L.T_LEADER : L.T_LEADER + n] = b.take_rows(self.t_lead, leader).reshape(k, n, n)
+        if isinstance(out_of_play, int):
+            tails[:, :, L.T_OUT] = float(out_of_play)
+        else:
+            tails[:, :, L.T_OUT] = b.f32(out_of_play)[:, None]
+        return tails
 
     # ---- errors and inspection ---------------------------------------------------------
     def _illegal_message(self, actions: Any, ok: Any) -> str:
