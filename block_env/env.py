@@ -498,10 +498,10 @@ class raw_env(AECEnv, EzPickle):
         return self._legal
 
     def _finish_hand(self, after: State) -> None:
-        rewards = rules.hand_rewards(self.config, after)
-        self.rewards = {a: rewards[i] for i, a in enumerate(self.possible_agents)}
-        info = self._hand_info(after)
-        self.infos = {a: self._fresh_info(info) for a in self.agents}
+        self.rewards = dict(zip(self.possible_agents, rules.hand_rewards(self.config, after)))
+        info = self._hand_info(after)  # new arrays: the first agent's, copies for the others
+        first, *others = self.agents
+        self.infos = {first: info, **{a: self._fresh_info(info) for a in others}}
         self._infos_running = False
         self._memo = {}  # the encoder's per-hand parts: the scores (and maybe the deal) change
         if after.episode_over:

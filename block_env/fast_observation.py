@@ -140,7 +140,7 @@ class FastEncoder:
         key = (seat, state.current, state.voids)
         tail = memo.get(key)
         if tail is None:
-            tail = memo[key] = self._tail_bytes(state, seat)
+            tail = memo[key] = self._tail_bytes(state, seat, memo)
         return b"".join(
             (
                 low[hand & ml],
@@ -153,24 +153,28 @@ class FastEncoder:
             )
         )
 
-    def _tail_bytes(self, state: State, seat: int) -> bytes:
-        """Voids, scores, target, leader, to_act, seats, partnership and out_of_play."""
-        n = self.num_players
+    def _tail_bytes(self, state: State, seat: int, memo: dict) -> bytes:
+        """Voids, then the rest of the tail (scores, target, leader, to_act, seats,
+        partnership, out_of_play), itself kept in ``memo`` by (seat, seat to act): a pass
+        changes the voids only."""
         rotate = self._rotate[seat]
-        in_hands = state.played
-        for h in state.hands:
-            in_hands |= h
-        return b"".join(
-            (
-                *map(self._voids.__getitem__, rotate(state.voids)),
-                self._void_pad,
-                self._pack_padded(*rotate(state.scores)),
-                self._tail[(state.leader - seat) % n][
-                    n if state.episode_over else (state.current - seat) % n
-                ],
-                _PACK1(self._t - in_hands.bit_count()),
+        key = (seat, state.current)
+        rest = memo.get(key)
+        if rest is None:
+            n = self.num_players
+            in_hands = state.played
+            for h in state.hands:
+                in_hands |= h
+            rest = memo[key] = b"".join(
+                (
+                    self._pack_padded(*rotate(state.scores)),
+                    self._tail[(state.leader - seat) % n][
+                        n if state.episode_over else (state.current - seat) % n
+                    ],
+                    _PACK1(self._t - in_hands.bit_count()),
+                )
             )
-        )
+        return b"".join((*map(self._voids.__getitem__, rotate(state.voids)), self._void_pad, rest))
 
 
 @cache

@@ -220,7 +220,8 @@ def apply_legal_action(config: BlockConfig, state: State, action: int) -> State:
     if action == tiles.pass_action:
         voids = list(state.voids)
         voids[seat] |= (1 << state.left) | (1 << state.right)
-        return state._replace(current=nxt, voids=tuple(voids))
+        # state._replace(current=nxt, voids=tuple(voids)), built as one tuple
+        return _new_state(State, (*state[:5], nxt, state.leader, tuple(voids), *state[8:]))
 
     tile = action >> 1
     a, b = tiles.tiles[tile]
