@@ -41,7 +41,8 @@ from agents.policy import ActorCritic  # noqa: E402
 from block_env.batched import BatchedEnv  # noqa: E402
 from block_env.training.config import TrainConfig, load_config  # noqa: E402
 
-TIMES: dict[str, float] = defaultdict(float)
+CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}
+TIMES: dict[str, dict[str, float]] = {c: defaultdict(float) for c in CLOCKS}
 CALLS: dict[str, int] = defaultdict(int)
 _STACK: list[str] = []  # the timed parts we are inside (innermost last)
 
@@ -49,11 +50,12 @@ _STACK: list[str] = []  # the timed parts we are inside (innermost last)
 @contextlib.contextmanager
 def timed(name: str) -> Iterator[None]:
     _STACK.append(name)
-    t0 = time.perf_counter()
+    t0 = {c: clock() for c, clock in CLOCKS.items()}
     try:
         yield
     finally:
-        TIMES[name] += time.perf_counter() - t0
+        for c, clock in CLOCKS.items():
+            TIMES[c][name] += clock() - t0[c]
         CALLS[name] += 1
         _STACK.pop()
 
@@ -82,7 +84,8 @@ FIRST: dict[str, float] = {}  # when the first rollout began (the end of the set
 
 def instrument() -> None:
     def rollout_row(*a: Any, **k: Any) -> str:
-        FIRST.setdefault("rollout", time.perf_counter())
+        for c, clock in CLOCKS.items():
+            FIRST.setdefault(c, clock())
         return "rollout"
 
     wrap(ppo.Collector, "collect", rollout_row)
@@ -140,62 +143,104 @@ def main(argv: list[str] | None = None) -> int:
         instrument()
         import io
 
-        t0 = time.perf_counter()
+        t0 = {c: clock() for c, clock in CLOCKS.items()}
         with contextlib.redirect_stdout(io.StringIO()):
             ppo.train_ppo(cfg, force=True)
-        wall = time.perf_counter() - t0
-    report(base, cfg, args.updates, wall, FIRST["rollout"] - t0)
+        spent = {c: clock() - t0[c] for c, clock in CLOCKS.items()}
+    setup = {c: FIRST[c] - t0[c] for c in CLOCKS}
+    parts = {c: split(TIMES[c], spent[c], setup[c]) for c in CLOCKS}
+    report(base, cfg, args.updates, parts)
     return 0
 
 
-def report(base: TrainConfig, cfg: TrainConfig, updates: int, wall: float, setup: float) -> None:
+def split(t: dict[str, float], total: float, setup: float) -> dict[str, float]:
+    """The table's rows for one clock (seconds)."""
+    out = {
+        "rollout": t["rollout"],
+        "update": t["update"],
+        "periodic eval": t["periodic eval"],
+        "final eval": t["final eval"],
+        "final files": t["finish (final eval, files)"] - t["final eval"],
+        "checkpoint": t["checkpoint"],
+        "setup": setup,
+    }
+    sub = {k: v for k, v in t.items() if k.startswith("rollout: ")}
+    out.update(sub)
+    out["rollout: rest (features, sampling, bookkeeping)"] = t["rollout"] - sum(sub.values())
+    out["other"] = (
+        total
+        - setup
+        - sum(t[k] for k in ("rollout", "update", "periodic eval", "checkpoint"))
+        - t["finish (final eval, files)"]
+    )
+    return out
+
+
+def project(base: TrainConfig, cfg: TrainConfig, updates: int, p: dict[str, float]) -> float:
+    """Seconds of the base config's whole run from the parts measured on this short one."""
+    per = base.num_envs * base.rollout_steps
+    n_upd = max(1, math.ceil(base.total_steps / per))
+    n_eval = n_upd // base.eval_every + (1 if n_upd % base.eval_every else 0)
+    per_update = (p["rollout"] + p["update"] + p["other"]) / updates
+    per_update += p["checkpoint"] / base.checkpoint_every
+    eval_s = p["periodic eval"] * base.eval_hands / max(cfg.eval_hands, 1)
+    final_s = p["final eval"] * base.final_eval_hands / max(cfg.final_eval_hands, 1)
+    return p["setup"] + n_upd * per_update + n_eval * eval_s + final_s + p["final files"]
+
+
+def report(
+    base: TrainConfig, cfg: TrainConfig, updates: int, parts: dict[str, dict[str, float]]
+) -> None:
     steps = cfg.num_envs * cfg.rollout_steps * updates
-    rollout, update = TIMES["rollout"], TIMES["update"]
-    periodic, final = TIMES["periodic eval"], TIMES["final eval"]
-    finish = TIMES["finish (final eval, files)"]
-    ckpt = TIMES["checkpoint"]
-    other = wall - setup - rollout - update - periodic - finish - ckpt
-    rows: list[tuple[str, float, str]] = []
-    sub = [k for k in TIMES if k.startswith("rollout: ")]
-    rest = rollout - sum(TIMES[k] for k in sub)
-    for k in sorted(sub, key=lambda k: -TIMES[k]):
-        rows.append((k, TIMES[k], f"{CALLS[k]} calls"))
-    rows.append(("rollout: rest (features, sampling, bookkeeping)", rest, ""))
-    loop = rollout + update + other
+    wall, cpu = parts["wall"], parts["cpu"]
+    loop = {c: parts[c]["rollout"] + parts[c]["update"] + parts[c]["other"] for c in CLOCKS}
     print(
         f"bench_trainer: {updates} updates x {cfg.num_envs * cfg.rollout_steps:,} agent-steps, "
         f"{cfg.num_players} players, threads={cfg.threads}, eval_hands={cfg.eval_hands}, "
         f"final_eval_hands={cfg.final_eval_hands}\n"
     )
-    print(f"{'part':<50} {'seconds':>9} {'% of loop':>10}  note")
-    print(f"{'-' * 50} {'-' * 9} {'-' * 10}  ----")
-    print(f"{'rollout (Collector.collect)':<50} {rollout:9.2f} {100 * rollout / loop:9.1f}%")
-    for k, v, note in rows:
-        print(f"{'  ' + k[len('rollout: ') :]:<50} {v:9.2f} {100 * v / loop:9.1f}%  {note}")
-    print(f"{'update (ppo_update)':<50} {update:9.2f} {100 * update / loop:9.1f}%")
-    print(f"{'other (logs, snapshots, checks)':<50} {other:9.2f} {100 * other / loop:9.1f}%")
-    print(f"{'setup (once: model, optimizer, games)':<50} {setup:9.2f}")
-    print(f"{'checkpoint (1 call)':<50} {ckpt:9.2f}")
-    print(f"{'periodic eval (1 call)':<50} {periodic:9.2f}")
-    print(f"{'final eval (1 call)':<50} {final:9.2f}")
-    print(f"{'final files (policy, eval.json, curve.png)':<50} {finish - final:9.2f}")
+    head = f"{'part':<46} {'wall s':>7} {'CPU s':>7} {'CPU % of loop':>14}"
+    print(head)
+    print("-" * len(head))
+
+    def row(label: str, key: str, share: bool = True) -> None:
+        pct = f"{100 * cpu[key] / loop['cpu']:13.1f}%" if share else ""
+        print(f"{label:<46} {wall[key]:7.2f} {cpu[key]:7.2f} {pct:>14}")
+
+    row("rollout (Collector.collect)", "rollout")
+    sub = [k for k in cpu if k.startswith("rollout: ") and not k.startswith("rollout: rest")]
+    for k in sorted(sub, key=lambda k: -cpu[k]):
+        row(f"  {k[len('rollout: ') :]} ({CALLS[k]} calls)", k)
+    row(
+        "  rest (features, sampling, bookkeeping)",
+        "rollout: rest (features, sampling, bookkeeping)",
+    )
+    row("update (ppo_update)", "update")
+    row("other (logs, snapshots, checks)", "other")
+    row("setup (once: model, optimizer, games)", "setup", False)
+    row("checkpoint (1 call)", "checkpoint", False)
+    row(f"periodic eval (1 call, {cfg.eval_hands} hands x opponent)", "periodic eval", False)
+    row(f"final eval (1 call, {cfg.final_eval_hands} hands x opponent)", "final eval", False)
+    row("final files (policy, eval.json, curve.png)", "final files", False)
     print()
-    print(f"training loop: {steps / loop:,.0f} agent-steps/s (rollout + update + other)")
-    # Projection for the base config's full run (default: 30M steps).
+    for c in CLOCKS:
+        print(f"training loop ({c}): {steps / loop[c]:,.0f} agent-steps/s")
     per = base.num_envs * base.rollout_steps
     n_upd = max(1, math.ceil(base.total_steps / per))
     n_eval = n_upd // base.eval_every + (1 if n_upd % base.eval_every else 0)
-    per_update_s = (rollout + update + other) / updates + ckpt / base.checkpoint_every
-    eval_s = periodic * base.eval_hands / max(cfg.eval_hands, 1)
-    final_s = final * base.final_eval_hands / max(cfg.final_eval_hands, 1)
-    files_s = finish - final  # policy file, eval.json, curve.png (once)
-    total = setup + n_upd * per_update_s + n_eval * eval_s + final_s + files_s
     print(
         f"projected full run ({n_upd} updates, {n_eval} periodic evals of {base.eval_hands} "
-        f"hands, final eval of {base.final_eval_hands}): {total / 60:.1f} min, "
-        f"{n_upd * per / total:,.0f} agent-steps/s; evaluations "
-        f"{100 * (n_eval * eval_s + final_s) / total:.1f}% of it"
+        f"hands, final eval of {base.final_eval_hands} hands):"
     )
+    for c in CLOCKS:
+        total = project(base, cfg, updates, parts[c])
+        p = parts[c]
+        evals = n_eval * p["periodic eval"] * base.eval_hands / max(cfg.eval_hands, 1)
+        evals += p["final eval"] * base.final_eval_hands / max(cfg.final_eval_hands, 1)
+        print(
+            f"  {c:>4}: {total / 60:5.1f} min, {n_upd * per / total:,.0f} agent-steps/s, "
+            f"evaluations {100 * evals / total:.1f}% of it"
+        )
 
 
 if __name__ == "__main__":

@@ -109,3 +109,12 @@ def test_rule_actions_refuses_bad_input():
         rule_actions(obs, mask[:-1])
     with pytest.raises(ValueError, match="unknown RuleAgent weights"):
         rule_actions(obs, mask, {"speed": 1.0})
+
+
+def test_the_trainers_rules_opponent_is_the_rule_agent():
+    from block_env.training.ppo import Opponents
+
+    obs, mask = positions(3, False, 6, None, games=10, seed=5)
+    opponents = Opponents(["rules"], np.random.default_rng(0))
+    expected = [RuleAgent().act({"observation": o, "action_mask": m}) for o, m in zip(obs, mask)]
+    assert opponents.act("rules", obs, mask, None).tolist() == expected

@@ -20,9 +20,11 @@ What happens:
    observation alone); this cuts the variance of the advantages, and was the change that
    took the default run from about +0.5 to about +1.9 points per hand over ``greedy``.
 4. Every ``eval_every`` updates the greedy policy plays the baselines on duplicate deals
-   (``block_env.evaluate``); TensorBoard, checkpoints (``--resume``) and the progress bar
-   follow. At the end: ``policy.pt`` (the best evaluated policy when ``keep_best``), the
-   final evaluation table (``eval.txt``/``eval.json``) and ``curve.png`` in the run folder.
+   (the deals, seatings and statistics of ``block_env.evaluate``, all games at once on the
+   batched engine: ``block_env.training.batch_eval``); TensorBoard, checkpoints
+   (``--resume``) and the progress bar follow. At the end: ``policy.pt`` (the best
+   evaluated policy when ``keep_best``), the final evaluation table
+   (``eval.txt``/``eval.json``) and ``curve.png`` in the run folder.
 
 Config: ``block_env.training.config.TrainConfig``. Runs are deterministic for a seed on CPU,
 and a resumed run continues exactly (every random state and the games in progress are in the
