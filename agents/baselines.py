@@ -77,6 +77,18 @@ class _Tables:
             [[val in pair for val in range(v)] for pair in ts.tiles], dtype=np.int64
         )  # (T, V): 1 where the tile shows the value
         self.tiles_with_any_arr = np.array(self.tiles_with_any, dtype=np.int64)
+        # Per placing action (2T of them): its tile, that tile's halves and pips, and the
+        # open ends (a value mask) it leaves: on the empty line, and for each (left, right).
+        act_tile = np.arange(2 * t) // 2
+        a_, b_ = self.tile_a[act_tile], self.tile_b[act_tile]
+        self.act_tile, self.act_pips, self.act_double = act_tile, a_ + b_, a_ == b_
+        self.ends_empty = (1 << a_) | (1 << b_)
+        left = np.arange(v)[:, None, None]
+        right = np.arange(v)[None, :, None]
+        end1 = (np.arange(2 * t) % 2 == 1)[None, None, :]
+        new_l = np.where(end1, left, np.where(a_ == left, b_, a_))
+        new_r = np.where(end1, np.where(a_ == right, b_, a_), right)
+        self.ends_line = ((1 << new_l) | (1 << new_r)).astype(np.int64)  # (V, V, 2T)
 
 
 _COLS = 15
@@ -325,7 +337,7 @@ def rule_actions(
             f"{obs.shape} and {mask.shape}"
         )
     tab = _tables(obs.shape[1])
-    t, v = tab.num_tiles, tab.num_values
+    t = tab.num_tiles
     if mask.shape[1] != 2 * t + 1:
         raise ValueError(
             f"a mask of width {mask.shape[1]} does not fit observations of length "
@@ -340,12 +352,30 @@ def rule_actions(
         )
     if m_rows == 0:
         return np.zeros(0, dtype=np.int64)
+    first = legal.argmax(1)  # the lowest legal action
+    hand_all = (obs @ tab.read[:, 0]).astype(np.int64)
+    single = (legal.sum(1) == 1) | (np.bitwise_count(hand_all) == 1)  # forced, or a domino
+    out = first.astype(np.int64)
+    rows = np.flatnonzero(~single)  # positions with a choice: score every placement
+    if rows.size:
+        out[rows] = _rule_choices(tab, w, obs[rows], legal[rows])
+    return out
+
+
+def _rule_choices(
+    tab: _Tables, w: Mapping[str, float], obs: np.ndarray, legal: np.ndarray
+) -> np.ndarray:
+    """The rule bot's best placement for positions with at least two legal placements and
+    two tiles in hand: every placement scored at once, (M, 2T), in ``RuleAgent.act``'s order
+    of float operations."""
+    t = tab.num_tiles
+    m_rows = obs.shape[0]
     val = obs @ tab.read  # float64, exact (sums of integers and powers of two)
     hand = val[:, 0].astype(np.int64)
     line = val[:, 1].astype(np.int64)
-    left = val[:, 2].astype(np.int64)[:, None]
-    right = val[:, 3].astype(np.int64)[:, None]
-    empty = (val[:, 4] > 0.5)[:, None]
+    left = val[:, 2].astype(np.int64)
+    right = val[:, 3].astype(np.int64)
+    empty = val[:, 4] > 0.5
     counts = val[:, 5:9].astype(np.int64)
     void_next = val[:, 10].astype(np.int64)
     n = val[:, 13].astype(np.int64)
@@ -361,60 +391,47 @@ def rule_actions(
     unseen_pips = unseen_bits @ tab.tile_pips
     mean = np.divide(unseen_pips, unseen_n, out=np.zeros(m_rows), where=unseen_n > 0)
 
-    # Per (row, tile): the hand without that tile, the values still held, the pips left.
+    # Per (row, tile): the hand without that tile, the values still held, the pips left;
+    # then per (row, action) through the action's tile.
     hand_bits = (hand[:, None] >> shifts) & 1  # (M, T)
     per_value = hand_bits @ tab.has_value  # (M, V) tiles in hand showing each value
     held_v = (per_value[:, None, :] - tab.has_value[None]) > 0  # (M, T, V)
-    held = (held_v.astype(np.int64) << np.arange(v, dtype=np.int64)).sum(2)  # (M, T)
-    rest = hand[:, None] & ~(np.int64(1) << shifts)  # (M, T)
-    mine = (hand_bits @ tab.tile_pips)[:, None] - tab.tile_pips  # pips of rest, (M, T)
+    held_t = (held_v.astype(np.int64) << np.arange(tab.num_values, dtype=np.int64)).sum(2)
+    held = held_t[:, tab.act_tile]  # (M, 2T)
+    rest = (hand[:, None] & ~(np.int64(1) << shifts))[:, tab.act_tile]
+    mine = ((hand_bits @ tab.tile_pips)[:, None] - tab.tile_pips)[:, tab.act_tile]
 
-    # Per (row, tile, end): the open ends after the move.
-    a = np.broadcast_to(tab.tile_a[None, :, None], (m_rows, t, 2))
-    b = np.broadcast_to(tab.tile_b[None, :, None], (m_rows, t, 2))
-    end1 = np.array([False, True])[None, None, :]
-    lft, rgt = left[:, :, None], right[:, :, None]
-    new_l = np.where(empty[:, :, None], a, np.where(end1, lft, np.where(a == lft, b, a)))
-    new_r = np.where(empty[:, :, None], b, np.where(end1, np.where(a == rgt, b, a), rgt))
-    ends = (np.int64(1) << new_l) | (np.int64(1) << new_r)
+    ends = np.where(empty[:, None], tab.ends_empty, tab.ends_line[left, right])  # (M, 2T)
     fits = tab.tiles_with_any_arr[ends]
-    rest3 = rest[:, :, None]
 
-    score = w["pips"] * (a + b) + w["variety"] * np.bitwise_count(held).astype(np.int64)[:, :, None]
-    score = score + np.where(a == b, w["double"], 0.0)
-    score = score + w["follow"] * np.bitwise_count(held[:, :, None] & ends).astype(np.int64)
-    matching = np.bitwise_count(next_cands[:, None, None] & fits).astype(np.int64)
-    p_pass = _NONE_ARR[n_next[:, None, None], matching, k_next[:, None, None]]
+    score = w["pips"] * tab.act_pips + w["variety"] * np.bitwise_count(held).astype(np.int64)
+    score = score + np.where(tab.act_double, w["double"], 0.0)
+    score = score + w["follow"] * np.bitwise_count(held & ends).astype(np.int64)
+    matching = np.bitwise_count(next_cands[:, None] & fits).astype(np.int64)
+    p_pass = _NONE_ARR[n_next[:, None], matching, k_next[:, None]]
     score = score + w["pass"] * p_pass
-    rest_fits = rest3 & fits
+    rest_fits = rest & fits
     score = score + w["follow_tiles"] * np.bitwise_count(rest_fits).astype(np.int64)
-    blocks = ((unseen[:, None, None] & fits) == 0) & (rest_fits == 0)
+    blocks = ((unseen[:, None] & fits) == 0) & (rest_fits == 0)
     if blocks.any():
-        margin = _block_margins(mine[:, :, None], counts, n, partnership, mean)
+        margin = _block_margins(mine, counts, n, partnership, mean)
         score = score + np.where(blocks, w["block"] * margin, 0.0)
-
-    place = legal[:, : 2 * t].reshape(m_rows, t, 2)
-    best = np.where(place, score, -np.inf).reshape(m_rows, 2 * t).argmax(1)
-    first = legal.argmax(1)  # the lowest legal action
-    single = (legal.sum(1) == 1) | (np.bitwise_count(hand) == 1)  # forced, or a domino
-    return np.where(single, first, best).astype(np.int64)
+    return np.where(legal[:, : 2 * t], score, -np.inf).argmax(1)
 
 
 def _block_margins(
     mine: np.ndarray, counts: np.ndarray, n: np.ndarray, partnership: np.ndarray, mean: np.ndarray
 ) -> np.ndarray:
-    """``_block_margin`` for (M, T, 2) pips left, row by row (the same float operations)."""
-    c = counts.astype(np.float64)
-    mean3 = mean[:, None, None]
-    part = (c[:, 1] + c[:, 3])[:, None, None] * mean3 - (mine + c[:, 2][:, None, None] * mean3)
-    o1 = c[:, 1][:, None, None] * mean3
-    o2 = c[:, 2][:, None, None] * mean3
-    o3 = c[:, 3][:, None, None] * mean3
-    n3 = n[:, None, None]
-    total = (o1 + np.where(n3 >= 3, o2, 0.0)) + np.where(n3 >= 4, o3, 0.0)
-    low = np.minimum(o1, np.where(n3 >= 3, o2, np.inf))
-    low = np.minimum(low, np.where(n3 >= 4, o3, np.inf))
-    alone = (n3 == 2) | (mine < low)
-    shared = -((total + mine) - 2 * low) / np.maximum(n3 - 1, 1)
+    """``_block_margin`` for (M, 2T) pips left, row by row (the same float operations)."""
+    c = counts.astype(np.float64)[:, :, None]
+    mean2 = mean[:, None]
+    part = (c[:, 1] + c[:, 3]) * mean2 - (mine + c[:, 2] * mean2)
+    o1, o2, o3 = c[:, 1] * mean2, c[:, 2] * mean2, c[:, 3] * mean2
+    n2 = n[:, None]
+    total = (o1 + np.where(n2 >= 3, o2, 0.0)) + np.where(n2 >= 4, o3, 0.0)
+    low = np.minimum(o1, np.where(n2 >= 3, o2, np.inf))
+    low = np.minimum(low, np.where(n2 >= 4, o3, np.inf))
+    alone = (n2 == 2) | (mine < low)
+    shared = -((total + mine) - 2 * low) / np.maximum(n2 - 1, 1)
     indiv = np.where(alone, total - mine, shared)
-    return np.where(partnership[:, None, None], part, indiv)
+    return np.where(partnership[:, None], part, indiv)

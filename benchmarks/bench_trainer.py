@@ -96,6 +96,13 @@ def instrument() -> None:
 
     wrap(BatchedEnv, "step", env_row)
 
+    def in_rollout(row: str) -> Callable[..., str | None]:
+        return lambda *a, **k: row if inside("rollout") else None
+
+    wrap(BatchedEnv, "snapshot", in_rollout("rollout: privileged features"))
+    wrap(ppo, "privileged_features", in_rollout("rollout: privileged features"))
+    wrap(ppo, "gae", in_rollout("rollout: advantages (gae)"))
+
     def opp_row(self: Any, kind: str, *a: Any, **k: Any) -> str | None:
         return f"rollout: opponent {kind}" if inside("rollout") else None
 
@@ -166,7 +173,7 @@ def split(t: dict[str, float], total: float, setup: float) -> dict[str, float]:
     }
     sub = {k: v for k, v in t.items() if k.startswith("rollout: ")}
     out.update(sub)
-    out["rollout: rest (features, sampling, bookkeeping)"] = t["rollout"] - sum(sub.values())
+    out["rollout: rest (sampling, bookkeeping)"] = t["rollout"] - sum(sub.values())
     out["other"] = (
         total
         - setup
@@ -212,8 +219,8 @@ def report(
     for k in sorted(sub, key=lambda k: -cpu[k]):
         row(f"  {k[len('rollout: ') :]} ({CALLS[k]} calls)", k)
     row(
-        "  rest (features, sampling, bookkeeping)",
-        "rollout: rest (features, sampling, bookkeeping)",
+        "  rest (sampling, bookkeeping)",
+        "rollout: rest (sampling, bookkeeping)",
     )
     row("update (ppo_update)", "update")
     row("other (logs, snapshots, checks)", "other")
