@@ -2,8 +2,8 @@
 
 State per game (all int64): ``hands`` (B, n) T-bit tile masks by absolute seat,
 ``in_hands`` (their union), ``played`` (line tiles), ``ends`` (both open end values as one
-index ``(left + 1) * 8 + (right + 1)``, 0 on the empty line), ``fit_left``/``fit_right``
-(tiles that fit each end; on the empty line the opening choices and 0), ``current``,
+index ``(left + 1) * 8 + (right + 1)``, 0 on the empty line), ``fit`` (tiles that fit
+either end; on the empty line the opening choices), ``current``,
 ``leader``, ``voids`` (N+1 bits per seat packed in one word), ``counts`` (tiles in hand, 3
 bits per seat, 4 for hands above 7, packed in one word), ``scores`` (B, n), ``out_of_play``
 and ``hand_number``. The legal actions of the seat to act are kept as one (2T+1)-bit word
@@ -29,7 +29,7 @@ from block_env.setup import Setup
 
 _LOW14 = (1 << 14) - 1
 _STATE_ARRAYS = (
-    "hands", "in_hands", "played", "ends", "fit_left", "fit_right", "current", "leader",
+    "hands", "in_hands", "played", "ends", "fit", "current", "leader",
     "voids", "counts", "scores", "out_of_play", "hand_number", "legal", "tail",
 )  # fmt: skip
 
@@ -59,8 +59,8 @@ class Engine:
         # lookup tables on the backend's device
         self.t_tile_bit = b.table(self.L.TILE_BIT)
         self.t_next_ends = b.table(self.L.NEXT_ENDS)
-        self.t_fit_left = b.table(self.L.FIT_LEFT)
-        self.t_fit_right = b.table(self.L.FIT_RIGHT)
+        self.t_fit = b.table(self.L.FIT)
+        self.t_fit_actions = b.table(self.L.FIT_ACTIONS)
         self.t_shown = b.table(self.L.SHOWN)
         self.t_ends_word0 = b.table(self.L.ENDS_WORD0)
         self.t_ends_word1 = b.table(self.L.ENDS_WORD1)
@@ -76,17 +76,14 @@ class Engine:
         self.t_count_shift = b.table(self.L.COUNT_BITS * np.arange(n, dtype=np.int64))
         self.t_shifts28 = b.table(np.arange(self.L.num_tiles, dtype=np.int64))
         self.seats = b.arange(n)
-        # the tail of a hand's observations, built for all n observers of a game at once:
-        # constant parts by observer (with and without the to_act flag), the absolute seat of
-        # (observer, relative seat), the leader one-hot by (leader, observer)
-        self.t_tail_const = b.table(self._tail_constants())
-        self.t_rot = b.table((np.arange(n)[:, None] + np.arange(n)[None, :]).reshape(-1) % n)
-        lead = (np.arange(n)[:, None, None] - np.arange(n)[None, :, None]) % n
-        self.t_lead = b.table((lead == np.arange(n)).astype(np.float32).reshape(n, n * n))
         # a full deal (every seat holds hand_size tiles): packed counts, tiles out of play
         hs = config.hand_size
         self.full_counts = int(sum(hs << (self.L.COUNT_BITS * s) for s in range(n)))
         self.full_out = self.L.num_tiles - n * hs
+        # the tails of a hand's observations, built for all n observers of a game at once:
+        # all but the scores by (to_act flag, leader); the absolute seat of (observer, rel)
+        self.t_tail_by_leader = [b.table(t) for t in self._tail_table()]
+        self.t_rot = b.table((np.arange(n)[:, None] + np.arange(n)[None, :]).reshape(-1) % n)
         self.rows = b.arange(B)
         self.row_base = self.rows * n  # flat index of (game, seat 0) in (B, n) arrays
         # state
@@ -95,8 +92,7 @@ class Engine:
         self.in_hands = b.zeros(B, "i64")
         self.played = b.zeros(B, "i64")
         self.ends = b.zeros(B, "i64")
-        self.fit_left = b.zeros(B, "i64")
-        self.fit_right = b.zeros(B, "i64")
+        self.fit = b.zeros(B, "i64")
         self.current = b.zeros(B, "i64")
         self.leader = b.zeros(B, "i64")
         self.voids = b.zeros(B, "i64")
@@ -153,18 +149,18 @@ class Engine:
         n = self.n
         if self.config.opener == "highest_double":
             leader, opening = self._opening(hands)
-            fit_left = b.take(self.t_tile_bit, opening)
+            fit = b.take(self.t_tile_bit, opening)
         else:
-            fit_left = self.L.ALL
+            fit = self.L.ALL
         dealt = hands[:, 0]
         for s in range(1, n):
             dealt = dealt | hands[:, s]  # the hands are disjoint: their union
-        self.hands[idx] = hands
+        flat = ((idx * n)[:, None] + self.seats[None, :]).reshape(-1)  # (game, seat) entries
+        b.put(self.hands_flat, flat, hands.reshape(-1))
         self.in_hands[idx] = dealt
         self.played[idx] = 0
         self.ends[idx] = self.L.EMPTY_ENDS
-        self.fit_left[idx] = fit_left
-        self.fit_right[idx] = 0
+        self.fit[idx] = fit
         self.current[idx] = leader
         self.leader[idx] = leader
         self.voids[idx] = 0
@@ -175,7 +171,7 @@ class Engine:
             out_of_play = self.L.num_tiles - self._popcount(dealt)
             self.counts[idx] = (self._popcount(hands) << self.t_count_shift).sum(1)
         self.out_of_play[idx] = out_of_play
-        self.scores[idx] = scores
+        b.put(self.scores.reshape(-1), flat, scores.reshape(-1))
         self.hand_number[idx] = number
         if self.history:
             rows, seat = self._rows_by_seat(idx)
@@ -220,12 +216,11 @@ class Engine:
         shown = b.where(is_pass, b.take(self.t_shown, ends), 0)
         self.voids = self.voids | (shown << (c * self.L.VOID_BITS))
         self.ends = ends = b.take(self.t_next_ends, ends * self.L.num_actions + a)
-        self.fit_left = b.take(self.t_fit_left, ends)
-        self.fit_right = b.take(self.t_fit_right, ends)
+        self.fit = b.take(self.t_fit, ends)  # the line is never empty after a move
         self.current = b.take(self.t_next_seat, c)
 
         domino = actor_hand == 0
-        stuck = (self.in_hands & (self.fit_left | self.fit_right)) == 0  # nobody can place
+        stuck = (self.in_hands & self.fit) == 0  # nobody can place
         ended = domino | stuck
 
         if b.any(ended):
@@ -456,10 +451,9 @@ class Engine:
         )
 
     def _legal_for(self, hand: Any) -> Any:
-        """(2T+1)-bit legal words of the seat to act holding ``hand``."""
-        word = self._spread_bits(hand & self.fit_left) | (
-            self._spread_bits(hand & self.fit_right) << 1
-        )
+        """(2T+1)-bit legal words of the seat to act holding ``hand``: each held tile that
+        fits an end gives both its actions (spread bits times 3), kept where they fit."""
+        word = (self._spread_bits(hand & self.fit) * 3) & self.b.take(self.t_fit_actions, self.ends)
         return self.b.where(word == 0, self.L.PASS_BIT, word)
 
     def _popcount(self, masks: Any) -> Any:
@@ -548,31 +542,37 @@ class Engine:
             out[:, : L.HEAD_END] = b.unpack_bits(words, scratch=every)[:, : L.HEAD_END]
             out[:, L.COUNTS] = b.take_rows(self.t_counts_f32, rotated_counts)
 
-    def _tail_constants(self) -> np.ndarray:
-        """(2, n, TAIL_DIM) float32: the parts of the tail that are the same in every game,
-        by observer, without (0) and with (1) the to_act flag of the observer."""
-        L = self.L
-        const = np.zeros((2, self.n, L.TAIL_DIM), dtype=np.float32)
-        const[:, :, L.T_TARGET] = float(self.target)
-        const[1, :, L.T_TO_ACT] = 1.0
-        const[:, :, L.T_SEATS : L.T_SEATS + self.n] = 1.0
-        const[:, :, L.T_PART] = float(self.partnership)
-        return const
+    def _tail_table(self) -> np.ndarray:
+        """(2, n, n * TAIL_DIM) float32: by to_act flag (0, 1) and leader, the tails of the n
+        observers with everything but the scores: target, leader (relative to the
+        observer), to_act, seats, partnership, and a full deal's tiles out of play."""
+        L, n = self.L, self.n
+        table = np.zeros((2, n, n, L.TAIL_DIM), dtype=np.float32)  # [to_act, leader, obs]
+        table[..., L.T_TARGET] = float(self.target)
+        table[1, :, :, L.T_TO_ACT] = 1.0
+        table[..., L.T_SEATS : L.T_SEATS + n] = 1.0
+        table[..., L.T_PART] = float(self.partnership)
+        table[..., L.T_OUT] = float(self.full_out)
+        for leader in range(n):
+            for observer in range(n):
+                table[:, leader, observer, L.T_LEADER + (leader - observer) % n] = 1.0
+        return table.reshape(2, n, n * L.TAIL_DIM)
 
     def _tails(self, leader: Any, scores: Any, out_of_play: Any, to_act: bool) -> Any:
         """(K, n, TAIL_DIM): positions HEAD_END.. (scores, target, leader, to_act, seats,
         partnership, out_of_play) of K games for each observer 0..n-1 (by relative seat);
-        to_act marks the observer. ``out_of_play`` is (K,) or one number."""
+        to_act marks the observer. ``out_of_play`` is (K,) or one number. One gather of a
+        table by leader holds all but the scores (and an out_of_play other than a full
+        deal's)."""
         b = self.b
         n, L = self.n, self.L
         k = int(leader.shape[0])
-        tails = b.empty((k, n, L.TAIL_DIM), "f32")
-        tails[...] = self.t_tail_const[int(to_act)]
+        tails = b.take_rows(self.t_tail_by_leader[int(to_act)], leader).reshape(k, n, L.TAIL_DIM)
         rotated = b.take_cols(scores, self.t_rot).reshape(k, n, n)  # [g, observer, rel]
         tails[:, :, L.T_SCORES : L.T_SCORES + n] = b.f32(rotated)
-        tails[:, :, L.T_LEADER : L.T_LEADER + n] = b.take_rows(self.t_lead, leader).reshape(k, n, n)
         if isinstance(out_of_play, int):
-            tails[:, :, L.T_OUT] = float(out_of_play)
+            if out_of_play != self.full_out:
+                tails[:, :, L.T_OUT] = float(out_of_play)
         else:
             tails[:, :, L.T_OUT] = b.f32(out_of_play)[:, None]
         return tails

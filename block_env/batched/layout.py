@@ -108,6 +108,7 @@ class Layout:
         # Tiles that fit each end (0 on the empty line, where the hand start sets them).
         self.FIT_LEFT = self.WITH_VALUE[ENDS_LEFT + 1]
         self.FIT_RIGHT = self.WITH_VALUE[ENDS_RIGHT + 1]
+        self.FIT = self.FIT_LEFT | self.FIT_RIGHT  # tiles that fit either end
         # Values a pass shows the passer lacks: both ends' values.
         self.SHOWN = self.VALUE_BIT[ENDS_LEFT + 1] | self.VALUE_BIT[ENDS_RIGHT + 1]
 
@@ -137,6 +138,14 @@ class Layout:
         chunk_bits = (chunk[:, None] >> np.arange(CHUNK)) & 1
         # SPREAD14[x]: bit j of x moved to bit 2j (tile t -> action 2t).
         self.SPREAD14 = (chunk_bits << (2 * np.arange(CHUNK))).sum(1).astype(np.int64)
+
+        def spread(tiles: np.ndarray) -> np.ndarray:
+            return self.SPREAD14[tiles & ((1 << CHUNK) - 1)] | (self.SPREAD14[tiles >> CHUNK] << 28)
+
+        # FIT_ACTIONS[e]: the placements that fit ends e (tile t on the left end: action 2t,
+        # on the right: 2t+1); on the empty line every tile on end 0.
+        self.FIT_ACTIONS = spread(self.FIT_LEFT) | (spread(self.FIT_RIGHT) << 1)
+        self.FIT_ACTIONS[EMPTY_ENDS] = spread(np.array(self.ALL))
         self.POP14 = chunk_bits.sum(1).astype(np.int64)
         pips = np.array(list(ts.pips) + [0] * (2 * CHUNK - t), dtype=np.int64)
         self.PIPS_LO14 = (chunk_bits * pips[:CHUNK]).sum(1).astype(np.int64)
