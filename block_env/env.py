@@ -147,7 +147,8 @@ _I8 = np.dtype(np.int8)
 _frombuffer = np.frombuffer
 _apply_legal_action = rules.apply_legal_action
 _legal_of = rules.legal_actions
-_MASK_TABLE_MAX = 1 << 14  # masks kept per action count (a few MB when full; emptied then)
+_MASK_TABLE_MAX = 1 << 15  # masks kept per action count (about 4 MB when full; emptied then)
+_MASK_KEPT_LEN = 4  # masks of longer legal tuples are built each time
 
 
 @cache
@@ -158,13 +159,16 @@ def _mask_table(num_actions: int) -> dict[tuple[int, ...], bytes]:
 
 
 def _mask_bytes(table: dict[tuple[int, ...], bytes], legal: tuple[int, ...], size: int) -> bytes:
-    """The mask of ``legal`` (length ``size``), built once and kept in ``table``."""
+    """The mask of ``legal`` (length ``size``), kept in ``table`` when it has at most
+    ``_MASK_KEPT_LEN`` actions (longer ones, such as the openings, rarely repeat)."""
     mask = bytearray(size)
     for action in legal:
         mask[action] = 1
-    if len(table) >= _MASK_TABLE_MAX:
-        table.clear()
-    table[legal] = mask = bytes(mask)
+    mask = bytes(mask)
+    if len(legal) <= _MASK_KEPT_LEN:
+        if len(table) >= _MASK_TABLE_MAX:
+            table.clear()
+        table[legal] = mask
     return mask
 
 

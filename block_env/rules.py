@@ -56,13 +56,11 @@ def deal(config: BlockConfig, rng: np.random.Generator) -> tuple[int, ...]:
     of play."""
     order = rng.permutation(config.tiles.num_tiles).tolist()
     k = config.hand_size
-    hands = []
-    for start in range(0, config.num_players * k, k):  # mask_of inlined: once a hand
-        mask = 0
-        for tile in order[start : start + k]:
-            mask |= 1 << tile
-        hands.append(mask)
-    return tuple(hands)
+    bit = _BITS.__getitem__  # mask_of inlined: distinct bits, so their sum is their union
+    return tuple([sum(map(bit, order[s : s + k])) for s in range(0, config.num_players * k, k)])
+
+
+_BITS = tuple(1 << t for t in range(64))  # 1 << t, for the tile indices of any set
 
 
 def opening_for(hands: tuple[int, ...], tiles: TileSet = STANDARD) -> tuple[int, int]:
@@ -92,23 +90,27 @@ def start_hand(
     opening_tile = -1
     if config.opener == "highest_double":
         leader, opening_tile = opening_for(hands, config.tiles)
-    n = config.num_players
-    return State(
-        hands=tuple(hands),
-        played=0,
-        line=(),
-        left=EMPTY,
-        right=EMPTY,
-        current=leader,
-        leader=leader,
-        voids=(0,) * n,
-        scores=tuple(scores),
-        opening_tile=opening_tile,
-        hand_number=hand_number,
-        result=None,
-        episode_over=False,
-        winners=(),
-        tiles=config.tiles,
+    # State(hands, played, line, left, right, current, leader, voids, scores, opening_tile,
+    # hand_number, result, episode_over, winners, tiles), built as one tuple
+    return _new_state(
+        State,
+        (
+            tuple(hands),
+            0,
+            (),
+            EMPTY,
+            EMPTY,
+            leader,
+            leader,
+            (0,) * config.num_players,
+            tuple(scores),
+            opening_tile,
+            hand_number,
+            None,
+            False,
+            (),
+            config.tiles,
+        ),
     )
 
 
@@ -154,7 +156,7 @@ def legal_actions(state: State) -> tuple[int, ...]:
     if state.left == EMPTY:
         if state.opening_tile >= 0:
             return (2 * state.opening_tile,)
-        return tuple(2 * t for t in iter_tiles(hand))
+        return _placements(hand, 0)  # every tile of the hand, on the left end
     with_value = state.tiles.with_value
     on_left = hand & with_value[state.left]
     on_right = hand & with_value[state.right]
@@ -275,8 +277,9 @@ def score_hand(config: BlockConfig, hands: tuple[int, ...], domino_seat: int | N
                 return HandResult(None, True, pips, (0,) * len(hands))
             winner = pips.index(lowest)
             gained = sum(pips) - 2 * lowest
-        points = tuple(gained if s == winner else 0 for s in range(len(hands)))
-        return HandResult(winner, domino_seat is None, pips, points)
+        points = [0] * len(hands)
+        points[winner] = gained
+        return HandResult(winner, domino_seat is None, pips, tuple(points))
     teams = config.teams
     team_ids = sorted(set(teams))
     team_pips = {t: sum(p for p, tt in zip(pips, teams) if tt == t) for t in team_ids}
@@ -300,9 +303,10 @@ def match_winners(config: BlockConfig, scores: tuple[int, ...]) -> tuple[bool, t
     """(over, winning seats) once the scores are final for a hand: over when some seat has
     reached the target; winners are the seats of the side with the highest such score, or
     empty when sides from different teams tie on it (a draw)."""
-    reached = [s for s, v in enumerate(scores) if v >= config.target]
-    if not reached:
+    target = config.target
+    if max(scores) < target:  # the usual case: the match goes on
         return False, ()
+    reached = [s for s, v in enumerate(scores) if v >= target]
     top = max(scores[s] for s in reached)
     top_teams = {config.teams[s] for s in reached if scores[s] == top}
     if len(top_teams) > 1:
@@ -354,11 +358,12 @@ def _spread(config: BlockConfig, winner: int | None, amount: float) -> tuple[flo
     n = config.num_players
     if winner is None or amount == 0.0:
         return (0.0,) * n
-    teams = config.teams
     if config.partnership:
+        teams = config.teams
         return tuple(amount if t == teams[winner] else -amount for t in teams)
-    loss = -amount / (n - 1)
-    return tuple(amount if s == winner else loss for s in range(n))
+    spread = [-amount / (n - 1)] * n
+    spread[winner] = amount
+    return tuple(spread)
 
 
 def _illegal_message(state: State, action: object, legal: tuple[int, ...]) -> str:
