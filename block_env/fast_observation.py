@@ -11,6 +11,7 @@ bit (checked by tests/test_fast_observation.py over random play on every tile se
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable
 from functools import cache
 from operator import itemgetter
 
@@ -88,6 +89,10 @@ class FastEncoder:
         # per observer, the seats in relative order (one C call rotates a per-seat tuple)
         self._pack_padded = struct.Struct(f"={n}f{4 * (MAX_SEATS - n)}x").pack
         self._rotate = [itemgetter(*((seat + r) % n for r in range(n))) for seat in range(n)]
+        self._counts = [_counts_packer(n, seat, self._pack_padded) for seat in range(n)]
+        self._voids_then = [
+            _voids_joiner(n, seat, self._voids, self._void_pad) for seat in range(n)
+        ]
 
     def __reduce__(self) -> tuple:
         return (_encoder, self._key)
@@ -148,7 +153,7 @@ class FastEncoder:
                 low[played & ml],
                 high[played >> w],
                 self._empty if left == EMPTY else self._ends[left * self._v + state.right],
-                self._pack_padded(*map(int.bit_count, self._rotate[seat](hands))),
+                self._counts[seat](hands),
                 tail,
             )
         )
@@ -157,11 +162,11 @@ class FastEncoder:
         """Voids, then the rest of the tail (scores, target, leader, to_act, seats,
         partnership, out_of_play), itself kept in ``memo`` by (seat, seat to act): a pass
         changes the voids only."""
-        rotate = self._rotate[seat]
         key = (seat, state.current)
         rest = memo.get(key)
         if rest is None:
             n = self.num_players
+            rotate = self._rotate[seat]
             in_hands = state.played
             for h in state.hands:
                 in_hands |= h
@@ -174,7 +179,31 @@ class FastEncoder:
                     _PACK1(self._t - in_hands.bit_count()),
                 )
             )
-        return b"".join((*map(self._voids.__getitem__, rotate(state.voids)), self._void_pad, rest))
+        return self._voids_then[seat](state.voids, rest)
+
+
+def _counts_packer(n: int, seat: int, pack: Callable[..., bytes]) -> Callable[[tuple], bytes]:
+    """``hands -> pack(*tile counts by relative seat)`` for observer ``seat``, written out per
+    player count (a third of the time of ``pack(*map(int.bit_count, rotated))``)."""
+    a, b, c, d = ((seat + r) % n for r in range(MAX_SEATS))  # c, d only used when present
+    if n == 2:
+        return lambda h: pack(h[a].bit_count(), h[b].bit_count())
+    if n == 3:
+        return lambda h: pack(h[a].bit_count(), h[b].bit_count(), h[c].bit_count())
+    return lambda h: pack(h[a].bit_count(), h[b].bit_count(), h[c].bit_count(), h[d].bit_count())
+
+
+def _voids_joiner(
+    n: int, seat: int, table: list[bytes], pad: bytes
+) -> Callable[[tuple, bytes], bytes]:
+    """``(voids, rest) -> the void flags by relative seat, the padding, then rest`` for
+    observer ``seat``, written out per player count."""
+    a, b, c, d = ((seat + r) % n for r in range(MAX_SEATS))  # c, d only used when present
+    if n == 2:
+        return lambda v, rest: b"".join((table[v[a]], table[v[b]], pad, rest))
+    if n == 3:
+        return lambda v, rest: b"".join((table[v[a]], table[v[b]], table[v[c]], pad, rest))
+    return lambda v, rest: b"".join((table[v[a]], table[v[b]], table[v[c]], table[v[d]], rest))
 
 
 @cache
