@@ -223,7 +223,7 @@ def apply_legal_action(config: BlockConfig, state: State, action: int) -> State:
         voids = list(state.voids)
         voids[seat] |= (1 << state.left) | (1 << state.right)
         # state._replace(current=nxt, voids=tuple(voids)), built as one tuple
-        return _new_state(State, (*state[:5], nxt, state.leader, tuple(voids), *state[8:]))
+        return _new_state(State, state[:5] + (nxt, state.leader, tuple(voids)) + state[8:])
 
     tile = action >> 1
     a, b = tiles.tiles[tile]
@@ -248,7 +248,7 @@ def apply_legal_action(config: BlockConfig, state: State, action: int) -> State:
     # tile moves to the line, the ends and the seat to act change, the rest is kept
     after = _new_state(
         State,
-        (hands, state.played | bit, (*state.line, (tile, end)), left, right, nxt, *state[6:]),
+        (hands, state.played | bit, (*state.line, (tile, end)), left, right, nxt) + state[6:],
     )
     if not mine:
         return _end_hand(config, after, domino_seat=seat)
