@@ -107,8 +107,9 @@ class NumpyBackend:
     def copy(self, x: np.ndarray) -> np.ndarray:
         return x.copy()
 
-    def unpack_bits(self, words: np.ndarray, scratch: bool = False) -> np.ndarray:
-        """(M, k) int64 words -> (M, 64 k) uint8 bits, bit j of word i at column 64 i + j:
+    def unpack_bits(self, words: np.ndarray) -> np.ndarray:
+        """(M, k) int64 words -> (M, 64 k) uint8 bits (a new array), bit j of word i at
+        column 64 i + j:
         each byte looked up as the 8 bytes of its bits (one int64 gather, faster than
         ``np.unpackbits``)."""
         m = words.shape[0]
@@ -257,9 +258,7 @@ class TorchBackend:
             "i8": torch.int8,
         }
         byte_bits = (np.arange(256)[:, None] >> np.arange(8)) & 1  # bits of each byte value
-        self._byte_bits_f32 = self.table(byte_bits.astype(np.float32))
-        self._byte_bits_i8 = self.table(byte_bits.astype(np.int8))
-        self._scratch: dict[tuple[int, Any], Any] = {}
+        self._byte_bits64 = self.table(_BYTE_BITS64)
         self._byte_pop = self.table(byte_bits.sum(1).astype(np.uint8))  # set bits of a byte
         self._select8 = self.table(_SELECT8)
 
@@ -351,31 +350,21 @@ class TorchBackend:
     def copy(self, x: Any) -> Any:
         return x.clone()
 
-    def _unpack(self, words: Any, table: Any, scratch: bool) -> Any:
-        """Byte-to-bits table lookup (much faster in torch than shifting int64 columns) into
-        a scratch buffer that is reused: the caller copies what it keeps before the next
-        call. Fresh multi-megabyte temporaries cost torch's CPU allocator page faults."""
-        as_bytes = words.contiguous().view(self.torch.uint8).reshape(-1).long()
-        if not scratch:
-            return self.torch.index_select(table, 0, as_bytes).reshape(words.shape[0], -1)
-        key = (as_bytes.shape[0], table.dtype)
-        out = self._scratch.get(key)
-        if out is None:
-            out = self._scratch[key] = self.torch.empty(
-                (as_bytes.shape[0], 8), dtype=table.dtype, device=self.device
-            )
-        self.torch.index_select(table, 0, as_bytes, out=out)
-        return out.reshape(words.shape[0], -1)
+    def _byte_indices(self, words: Any) -> Any:
+        """The bytes of (M, k) int64 words as int64 indices, (M * 8 k,)."""
+        return words.contiguous().view(self.torch.uint8).reshape(-1).long()
 
-    def unpack_bits(self, words: Any, scratch: bool = False) -> Any:
-        """(M, k) int64 words -> (M, 64 k) float32 bits, bit j of word i at column 64 i + j;
-        with ``scratch`` the result lives in a buffer that the next such call overwrites."""
-        return self._unpack(words, self._byte_bits_f32, scratch)
+    def unpack_bits(self, words: Any) -> Any:
+        """(M, k) int64 words -> (M, 64 k) uint8 bits (a new tensor), bit j of word i at
+        column 64 i + j: each byte looked up as the 8 bytes of its bits (one int64 gather)."""
+        bits = self.torch.index_select(self._byte_bits64, 0, self._byte_indices(words))
+        return bits.view(self.torch.uint8).reshape(words.shape[0], -1)
 
     def unpack_mask(self, legal: Any, width: int) -> Any:
         """(M,) int64 action words -> (M, width) int8 action masks."""
-        bits = self._unpack(legal[:, None], self._byte_bits_i8, True)[:, :width]
-        # a copy, never a view of the scratch buffer (a (1, width) slice counts as contiguous)
+        bits = self.torch.index_select(self._byte_bits64, 0, self._byte_indices(legal[:, None]))
+        bits = bits.view(self.torch.int8).reshape(legal.shape[0], -1)[:, :width]
+        # a copy, never a view of the wider tensor (a (1, width) slice counts as contiguous)
         return bits.clone(memory_format=self.torch.contiguous_format)
 
     def make_rng(self, seed: int | None) -> Any:

@@ -68,8 +68,7 @@ class Engine:
         self.t_pop14 = b.table(self.L.POP14)
         self.t_pips_lo14 = b.table(self.L.PIPS_LO14)
         self.t_pips_hi14 = b.table(self.L.PIPS_HI14)
-        self.t_counts_f32 = b.table(self.L.COUNTS_F32)
-        self.t_counts_u8 = self.L.COUNTS_F32.astype(np.uint8)  # numpy only
+        self.t_counts_u8 = b.table(self.L.COUNTS_F32.astype(np.uint8))
         self.t_open_rank = b.table(self.L.OPEN_RANK)
         self.t_team = b.table(np.array(config.teams, dtype=np.int64))
         self.t_next_seat = b.table((np.arange(n, dtype=np.int64) + 1) % n)
@@ -533,14 +532,10 @@ class Engine:
             rotated = self._rotate(voids, L.VOID_BITS, seat)
             words[:, 0] |= (rotated & ((1 << L.VOIDS_SPLIT) - 1)) << L.VOIDS_SHIFT
             words[:, 1] = b.take(self.t_ends_word1, ends) | (rotated >> L.VOIDS_SPLIT)
-        rotated_counts = self._rotate(counts, L.COUNT_BITS, seat)
-        if b.name == "numpy":  # the counts (0..15) ride in the 0/1 bytes: one cast for both
-            bits = b.unpack_bits(words)
-            bits[:, L.COUNTS] = self.t_counts_u8.take(rotated_counts, axis=0)
-            out[:, : L.HEAD_END] = bits[:, : L.HEAD_END]
-        else:
-            out[:, : L.HEAD_END] = b.unpack_bits(words, scratch=every)[:, : L.HEAD_END]
-            out[:, L.COUNTS] = b.take_rows(self.t_counts_f32, rotated_counts)
+        bits = b.unpack_bits(words)
+        # the counts (0..15) ride in the 0/1 bytes: one cast to float32 writes both
+        bits[:, L.COUNTS] = b.take_rows(self.t_counts_u8, self._rotate(counts, L.COUNT_BITS, seat))
+        out[:, : L.HEAD_END] = bits[:, : L.HEAD_END]
 
     def _tail_table(self) -> np.ndarray:
         """(2, n, n * TAIL_DIM) float32: by to_act flag (0, 1) and leader, the tails of the n
