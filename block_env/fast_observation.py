@@ -139,13 +139,17 @@ class FastEncoder:
         Within one hand the scores, the leader, the tiles out of play and ``episode_over``
         stay the same, so the tail of the vector (voids onwards) is kept in ``memo`` by
         (seat, seat to act, voids) and only the hand, line, ends and counts are built."""
-        hands, played, left = state.hands, state.played, state.left
+        hands, played, left, current = state.hands, state.played, state.left, state.current
         hand = hands[seat]
         w, ml, low, high = self._w, self._mask_low, self._low, self._high
-        key = (seat, state.current, state.voids)
+        voids = state.voids
+        key = (seat, current, voids)
         tail = memo.get(key)
-        if tail is None:
-            tail = memo[key] = self._tail_bytes(state, seat, memo)
+        if tail is None:  # first time this seat sees these voids with this seat to act
+            rest = memo.get((seat, current))
+            if rest is None:
+                rest = memo[seat, current] = self._rest_bytes(state, seat)
+            tail = memo[key] = self._voids_then[seat](voids, rest)
         return b"".join(
             (
                 low[hand & ml],
@@ -158,28 +162,22 @@ class FastEncoder:
             )
         )
 
-    def _tail_bytes(self, state: State, seat: int, memo: dict) -> bytes:
-        """Voids, then the rest of the tail (scores, target, leader, to_act, seats,
-        partnership, out_of_play), itself kept in ``memo`` by (seat, seat to act): a pass
-        changes the voids only."""
-        key = (seat, state.current)
-        rest = memo.get(key)
-        if rest is None:
-            n = self.num_players
-            rotate = self._rotate[seat]
-            in_hands = state.played
-            for h in state.hands:
-                in_hands |= h
-            rest = memo[key] = b"".join(
-                (
-                    self._pack_padded(*rotate(state.scores)),
-                    self._tail[(state.leader - seat) % n][
-                        n if state.episode_over else (state.current - seat) % n
-                    ],
-                    _PACK1(self._t - in_hands.bit_count()),
-                )
+    def _rest_bytes(self, state: State, seat: int) -> bytes:
+        """The tail after the voids: scores, target, leader, to_act, seats, partnership and
+        out_of_play (the same all hand long for one observer and one seat to act)."""
+        n = self.num_players
+        in_hands = state.played
+        for h in state.hands:
+            in_hands |= h
+        return b"".join(
+            (
+                self._pack_padded(*self._rotate[seat](state.scores)),
+                self._tail[(state.leader - seat) % n][
+                    n if state.episode_over else (state.current - seat) % n
+                ],
+                _PACK1(self._t - in_hands.bit_count()),
             )
-        return self._voids_then[seat](state.voids, rest)
+        )
 
 
 def _counts_packer(n: int, seat: int, pack: Callable[..., bytes]) -> Callable[[tuple], bytes]:
