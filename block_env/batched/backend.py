@@ -55,8 +55,9 @@ class NumpyBackend:
         """``table[idx]`` for a 2-D table and 1-D idx: whole rows."""
         return table.take(idx, axis=0)
 
-    def put(self, array: np.ndarray, idx: np.ndarray, values: np.ndarray) -> None:
-        """``array[idx] = values`` along the first axis, in place."""
+    def put(self, array: np.ndarray, idx: np.ndarray, values: Any) -> None:
+        """``array[idx] = values`` along the first axis, in place (values: an array or a
+        number)."""
         array[idx] = values
 
     def cat(self, parts: tuple) -> np.ndarray:
@@ -299,8 +300,12 @@ class TorchBackend:
         return self.torch.index_select(table, 0, idx)
 
     def put(self, array: Any, idx: Any, values: Any) -> None:
-        """``array[idx] = values`` along the first axis, in place."""
-        array.index_copy_(0, idx, values)
+        """``array[idx] = values`` along the first axis, in place (values: a tensor of the
+        array's dtype, or a number)."""
+        if isinstance(values, (int, float, bool)):
+            array.index_fill_(0, idx, values)
+        else:
+            array.index_copy_(0, idx, values)
 
     def cat(self, parts: tuple) -> Any:
         """The 1-D tensors ``parts`` joined end to end."""

@@ -156,27 +156,27 @@ class Engine:
             dealt = dealt | hands[:, s]  # the hands are disjoint: their union
         flat = ((idx * n)[:, None] + self.seats[None, :]).reshape(-1)  # (game, seat) entries
         b.put(self.hands_flat, flat, hands.reshape(-1))
-        self.in_hands[idx] = dealt
-        self.played[idx] = 0
-        self.ends[idx] = self.L.EMPTY_ENDS
-        self.fit[idx] = fit
-        self.current[idx] = leader
-        self.leader[idx] = leader
-        self.voids[idx] = 0
+        b.put(self.in_hands, idx, dealt)
+        b.put(self.played, idx, 0)
+        b.put(self.ends, idx, self.L.EMPTY_ENDS)
+        b.put(self.fit, idx, fit)
+        b.put(self.current, idx, leader)
+        b.put(self.leader, idx, leader)
+        b.put(self.voids, idx, 0)
         if full:
             out_of_play = self.full_out
-            self.counts[idx] = self.full_counts
+            b.put(self.counts, idx, self.full_counts)
         else:
             out_of_play = self.L.num_tiles - self._popcount(dealt)
-            self.counts[idx] = (self._popcount(hands) << self.t_count_shift).sum(1)
-        self.out_of_play[idx] = out_of_play
+            b.put(self.counts, idx, (self._popcount(hands) << self.t_count_shift).sum(1))
+        b.put(self.out_of_play, idx, out_of_play)
         b.put(self.scores.reshape(-1), flat, scores.reshape(-1))
-        self.hand_number[idx] = number
+        b.put(self.hand_number, idx, number)
         if self.history:
             rows, seat = self._rows_by_seat(idx)
             blank = b.zeros((int(rows.shape[0]), self.H * self.S), "f32")
             b.put(self.hist, rows * n + seat, blank)
-            self.turn[idx] = 0
+            b.put(self.turn, idx, 0)
         tails = self._tails(leader, scores, out_of_play, to_act=True)
         b.put(self.tail.reshape(self.num_envs, n, self.L.TAIL_DIM), idx, tails)
 
@@ -367,7 +367,7 @@ class Engine:
         rewards = b.zeros((B, n), "f32")
         b.put(rewards.reshape(-1), flat.reshape(-1), hand_rewards.reshape(-1))
         hand_winner = b.full(B, -1)
-        hand_winner[idx] = winner
+        b.put(hand_winner, idx, winner)
         hand_pips = b.zeros((B, n), "i64")
         b.put(hand_pips.reshape(-1), flat.reshape(-1), pips.reshape(-1))
         hand_points = b.zeros((B, n), "i64")
@@ -377,10 +377,10 @@ class Engine:
             final = idx
         else:
             terminated = b.zeros(B, "bool")
-            terminated[idx] = over
+            b.put(terminated, idx, over)
             final = idx[over] if b.any(over) else None
         info_match_winner = b.full(B, -1)
-        info_match_winner[idx] = match_winner
+        b.put(info_match_winner, idx, match_winner)
         match_winners = b.zeros((B, n), "bool")
         b.put(match_winners.reshape(-1), flat.reshape(-1), winners.reshape(-1))
         b.put(self.scores, idx, scores)  # final observations show the updated scores
