@@ -393,9 +393,9 @@ class raw_env(AECEnv, EzPickle):
         agent = self.agent_selection
         assert agent is not None
         if observe:
-            cached = self._obs_cache.get(self._seat[agent])
+            seat = self._seat[agent]
+            cached = self._obs_cache.get(seat)
             if cached is None:
-                seat = self._seat[agent]
                 cached = self._obs_cache[seat] = self._observation_bytes(seat)
             observation = {
                 "observation": _frombuffer(bytearray(cached[0]), _F32),
