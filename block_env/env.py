@@ -331,6 +331,12 @@ class raw_env(AECEnv, EzPickle):
         self.__dict__.update(state)
         self._running = _running_info(self.config.num_players)
         self._masks = _mask_table(self._num_actions)
+        # caches a pickle of an earlier version does not hold
+        self._obs_cache = {}
+        self._memo = {}
+        self.__dict__.setdefault("_zero_rewards", None)
+        self.__dict__.setdefault("_no_mask", bytes(self._num_actions))
+        self.__dict__.setdefault("_num_players", self.config.num_players)
         if self._infos_running:
             self.infos = {a: dict(self._running) for a in self.infos}
 
