@@ -385,7 +385,9 @@ class TorchBackend:
     def permutations(self, rng: Any, k: int, num_tiles: int = 28) -> Any:
         """k independent uniform permutations of the T tiles, shape (k, T)."""
         keys = self.torch.rand((k, num_tiles), generator=rng, device=self.device)
-        return keys.argsort(dim=1)
+        if self.device.type != "cpu":
+            return keys.argsort(dim=1)
+        return argsort_rows_cpu(self.torch, keys)
 
     def integers(self, rng: Any, high: int, k: int) -> Any:
         return self.torch.randint(high, (k,), generator=rng, device=self.device)
@@ -442,6 +444,23 @@ class TorchBackend:
 
 _SWAR_ONES = 0x0101010101010101
 _SWAR_HIGH = 0x8080808080808080 - (1 << 64)  # as a signed int64
+
+
+def argsort_rows_cpu(torch: Any, keys: Any) -> Any:
+    """``keys.argsort(dim=1)`` for a 2-D CPU float tensor, bit for bit, several times faster:
+    numpy's argsort of the same keys gives the same permutation wherever a row has no two
+    equal keys (the sorted order is then unique); rows with a tie (float32 keys from
+    ``torch.rand``: about 2e-5 per row of 28) are sorted by torch, whose order of equal keys
+    depends on the row alone."""
+    np_keys = keys.numpy()
+    perm = np_keys.argsort(axis=1)
+    ordered = np.take_along_axis(np_keys, perm, axis=1)
+    tied = (ordered[:, 1:] == ordered[:, :-1]).any(1)
+    perm = torch.from_numpy(perm)
+    if tied.any():
+        rows = torch.from_numpy(np.flatnonzero(tied))
+        perm[rows] = keys[rows].argsort(dim=1)
+    return perm
 
 
 def torch_seed(seed: int) -> int:

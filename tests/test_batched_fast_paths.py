@@ -1,0 +1,66 @@
+"""The batched engine's fast kernels give exactly what the plain operations they replace give:
+the deal permutations (numpy: a sort of keys carrying the tile index; torch on the CPU:
+numpy's argsort with torch's own sort for rows with a tie), the bit unpacking of the
+observation and the mask, and the set-bit selection of the mask-less sampler."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from block_env.batched.backend import (
+    NumpyBackend,
+    _select_random_bit,
+    _select_random_bit_words,
+)
+
+
+@pytest.mark.parametrize("num_tiles", [6, 10, 28])
+def test_numpy_permutations_are_the_argsort_of_the_same_keys(num_tiles: int) -> None:
+    got = NumpyBackend().permutations(np.random.default_rng(3), 20000, num_tiles)
+    keys = np.random.default_rng(3).random((20000, num_tiles))
+    np.testing.assert_array_equal(got, keys.argsort(axis=1))
+
+
+def test_torch_cpu_argsort_matches_torch_even_with_ties() -> None:
+    torch = pytest.importorskip("torch")
+    from block_env.batched.backend import argsort_rows_cpu
+
+    gen = torch.Generator().manual_seed(0)
+    plain = torch.rand((3000, 28), generator=gen)
+    coarse = (torch.rand((3000, 28), generator=gen) * 5).floor()  # ties in every row
+    mixed = plain.clone()
+    mixed[::7] = coarse[::7]  # some rows tied, most not
+    for keys in (plain, coarse, mixed):
+        got = argsort_rows_cpu(torch, keys)
+        assert got.dtype == torch.int64
+        assert torch.equal(got, keys.argsort(dim=1))
+
+
+@pytest.mark.parametrize("backend", ["numpy", "torch"])
+def test_unpacked_bits_and_masks_match_numpy_unpackbits(backend: str) -> None:
+    from block_env.batched.backend import make_backend
+
+    b = make_backend(backend, "cpu")
+    words = np.random.default_rng(1).integers(0, 2**63 - 1, size=(500, 2), dtype=np.int64)
+    want = np.unpackbits(words.view(np.uint8).reshape(500, 16), axis=1, bitorder="little")
+    got = b.to_numpy(b.unpack_bits(b.from_numpy(words)))
+    np.testing.assert_array_equal(got, want)
+    for width in (13, 57, 63):
+        mask = b.to_numpy(b.unpack_mask(b.from_numpy(words[:, 0]), width))
+        assert mask.dtype == np.int8 and mask.shape == (500, width) and mask.flags.c_contiguous
+        np.testing.assert_array_equal(mask, want[:, :width])
+
+
+def test_word_select_is_the_packed_mask_select() -> None:
+    rng = np.random.default_rng(2)
+    words = rng.integers(1, 2**57, size=50000, dtype=np.int64)
+    words[:100] = 1 << 56  # only pass
+    words[100:200] = (1 << 57) - 1  # everything
+    words[200:300] = 1 << rng.integers(0, 57, size=100)  # one action anywhere
+    u = rng.random(words.shape[0])
+    packed = np.ascontiguousarray(words).view(np.uint8).reshape(-1, 8)
+    want = _select_random_bit(packed, u)
+    got = _select_random_bit_words(words.view(np.uint64), u)
+    np.testing.assert_array_equal(got, want)
+    assert ((words >> got) & 1).all()
