@@ -6,6 +6,12 @@ joining a few byte strings. Here every field is looked up as ready-made float32 
 few numbers (tile counts, scores, tiles out of play) are packed with ``struct``, and the
 joined bytes become one array. The result equals ``encode(config, state, seat)`` bit for
 bit (checked by tests/test_fast_observation.py over random play on every tile set).
+
+The env calls ``observation_bytes`` with a memo it empties whenever the hand changes: the
+tail of the vector (voids, scores, target, leader, to_act, seats, partnership, tiles out of
+play) changes within a hand only with the seat to act and the voids, so it is joined once
+per (observer, seat to act, voids) and each step builds only the hand, line, ends and
+counts (tests/test_env_fast_paths.py checks the env's vectors against ``encode``).
 """
 
 from __future__ import annotations
