@@ -123,6 +123,7 @@ def test_ppo_update_skips_a_batch_of_one_decision() -> None:
         values=torch.zeros(1).numpy(),
         advantages=torch.ones(1).numpy(),
         returns=torch.ones(1).numpy(),
+        teacher=torch.zeros(1, dtype=torch.int64).numpy(),
         hands=1,
         reward_sum=1.0,
     )

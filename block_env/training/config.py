@@ -17,6 +17,7 @@ from typing import Any
 from block_env.training.errors import ConfigError, ConfigFileMissing
 
 OPPONENT_KINDS = ("self", "snapshot", "random", "greedy", "rules")
+TEACHERS = ("none", "greedy", "rules")
 BASELINES = ("random", "greedy", "rules")
 ALGOS = ("ppo", "sb3", "rllib")
 NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
@@ -66,6 +67,12 @@ class TrainConfig:
     reward_scale: float = 0.05
     target_kl: float = 0.0  # stop an update's epochs early past this KL (0 = never)
     skip_forced: bool = True  # a learner seat with one legal action moves without a decision
+    # kickstarting: early on, the loss also pulls the policy towards a teacher bot's move on
+    # the learner's decisions (cross-entropy x teacher_coef, falling linearly to 0 at
+    # teacher_steps environment steps); "none" turns it off
+    teacher: str = "none"
+    teacher_coef: float = 1.0
+    teacher_steps: int = 2_000_000
     # self-play
     opponents: dict[str, float] = field(
         default_factory=lambda: {
@@ -221,6 +228,7 @@ def validate(cfg: TrainConfig) -> TrainConfig:
         "final_eval_hands",
         "checkpoint_every",
         "total_steps",
+        "teacher_steps",
         "sb3_envs",
         "sb3_n_steps",
     ):
@@ -244,7 +252,9 @@ def validate(cfg: TrainConfig) -> TrainConfig:
         need(cfg.sb3_envs * cfg.sb3_n_steps >= 2, "sb3_n_steps", "sb3_envs x sb3_n_steps >= 2")
     for key in ("lr", "clip", "reward_scale", "max_grad_norm"):
         need(getattr(cfg, key) > 0, key, "use a positive number")
-    for key in ("ent_coef", "vf_coef", "target_kl", "time_limit_min"):
+    need(cfg.teacher in TEACHERS, "teacher", f"use one of {', '.join(TEACHERS)}")
+    need(cfg.teacher == "none" or cfg.algo == "ppo", "teacher", "only algo=ppo has a teacher")
+    for key in ("ent_coef", "vf_coef", "target_kl", "time_limit_min", "teacher_coef"):
         need(getattr(cfg, key) >= 0, key, "use a number >= 0")
     need(0 <= cfg.gamma <= 1, "gamma", "use a number in [0, 1]")
     need(0 <= cfg.gae_lambda <= 1, "gae_lambda", "use a number in [0, 1]")

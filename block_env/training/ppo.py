@@ -147,6 +147,7 @@ class Batch:
     values: np.ndarray
     advantages: np.ndarray
     returns: np.ndarray
+    teacher: np.ndarray  # the teacher bot's action per decision (-1: no teacher this update)
     hands: int  # learner hands finished in this rollout
     reward_sum: float  # raw points the learner seats won in them
 
@@ -174,6 +175,7 @@ class Collector:
         self.learn = np.zeros((B, n), dtype=bool)
         self.episodes = np.zeros(B, dtype=np.int64)
         self.snapshot: Any = None
+        self.teaching = False  # record the teacher bot's move on each decision
         self.obs: np.ndarray | None = None
         self.privileged = bool(model.net.privileged_critic)
 
@@ -237,6 +239,7 @@ class Collector:
         done_b = np.zeros((T, B), dtype=bool)
         valid_b = np.zeros((T, B), dtype=bool)
         seat_b = np.zeros((T, B), dtype=np.int64)
+        teacher_b = np.full((T, B), -1, dtype=np.int64)
         tiles = self.env.config.tiles.num_tiles
         priv_dim = PRIV_DIM if tiles == 28 else 3 * tiles  # 3 other seats' hands, T tiles each
         priv_b = np.zeros((T, B, priv_dim if self.privileged else 0), dtype=np.float32)
@@ -280,6 +283,10 @@ class Collector:
                 val_b[t, rows] = value.cpu().numpy()
                 valid_b[t, rows] = True
                 seat_b[t, rows] = seat[rows]
+                if self.teaching:
+                    teacher_b[t, rows] = self.opponents.act(
+                        cfg.teacher, obs[rows], mask[rows], None
+                    )
                 last[rows, seat[rows]] = t
             others = np.flatnonzero(~learning)
             for k, kind in enumerate(self.kinds):
@@ -315,6 +322,7 @@ class Collector:
             values=flat_val,
             advantages=flat_adv,
             returns=flat_adv + flat_val,
+            teacher=teacher_b.ravel()[idx],
             hands=hands,
             reward_sum=reward_sum,
         )
@@ -361,10 +369,18 @@ def gae(
 
 
 def ppo_update(
-    model: Any, optimizer: Any, batch: Batch, cfg: TrainConfig, device: Any, generator: Any
+    model: Any,
+    optimizer: Any,
+    batch: Batch,
+    cfg: TrainConfig,
+    device: Any,
+    generator: Any,
+    teacher_coef: float = 0.0,
 ) -> dict[str, float]:
-    """Clipped PPO epochs over the batch; returns mean losses and diagnostics. Diverged when
-    a loss or gradient norm is not finite (raised before that step changes any weight)."""
+    """Clipped PPO epochs over the batch; returns mean losses and diagnostics. With
+    ``teacher_coef`` > 0 the loss adds that times the cross-entropy of the teacher's moves
+    (kickstarting). Diverged when a loss or gradient norm is not finite (raised before that
+    step changes any weight)."""
     N = len(batch.actions)
     if N < 2:  # nothing to normalise advantages over: skip this update
         return {}
@@ -377,7 +393,12 @@ def ppo_update(
         "adv": torch.from_numpy(batch.advantages).to(device),
         "ret": torch.from_numpy(batch.returns).to(device),
     }
+    teaching = teacher_coef > 0
+    if teaching:
+        t["teacher"] = torch.from_numpy(batch.teacher).to(device)
     stats: dict[str, list[float]] = {k: [] for k in ("pg", "vf", "ent", "kl", "clipfrac")}
+    if teaching:
+        stats["teacher_ce"] = []
     mb = min(cfg.minibatch_size, N)
     for _ in range(cfg.epochs):
         perm = torch.randperm(N, generator=generator).to(device)
@@ -395,6 +416,10 @@ def ppo_update(
             vf = 0.5 * ((value - t["ret"][i]) ** 2).mean()
             ent = entropy.mean()
             loss = pg - cfg.ent_coef * ent + cfg.vf_coef * vf
+            if teaching:
+                teacher_ce = -logp_all.gather(1, t["teacher"][i][:, None]).mean()
+                loss = loss + teacher_coef * teacher_ce
+                stats["teacher_ce"].append(teacher_ce.item())
             if not torch.isfinite(loss):
                 raise Diverged(
                     f"the PPO loss is {loss.item()} (pg {pg.item()}, vf {vf.item()}, "
@@ -429,6 +454,14 @@ def ppo_update(
 
 
 # ============================================================================ training
+
+
+def teacher_weight(cfg: TrainConfig, env_steps: int) -> float:
+    """Weight of the teacher's cross-entropy at ``env_steps``: ``teacher_coef`` falling
+    linearly to 0 at ``teacher_steps`` (0 without a teacher)."""
+    if cfg.teacher == "none":
+        return 0.0
+    return cfg.teacher_coef * max(0.0, 1.0 - env_steps / cfg.teacher_steps)
 
 
 def train_ppo(cfg: TrainConfig, resume: str | bool | None = None, force: bool = False) -> dict:
@@ -611,9 +644,15 @@ def _train(cfg: TrainConfig, run: RunFolder, state: dict | None, device: str) ->
                         snap_model.load_state_dict(pool[int(rng.integers(len(pool)))])
                         collector.snapshot = snap_model
                     try:
+                        coef = teacher_weight(cfg, env_steps)
+                        collector.teaching = coef > 0
                         batch = collector.collect()
                         model.train()
-                        stats = ppo_update(model, optimizer, batch, cfg, device, shuffle_gen)
+                        stats = ppo_update(
+                            model, optimizer, batch, cfg, device, shuffle_gen, teacher_coef=coef
+                        )
+                        if coef > 0:
+                            stats["teacher_coef"] = coef
                         if not weights_finite(model):
                             raise Diverged("the weights are not finite after the update")
                     except Diverged as exc:
