@@ -83,6 +83,11 @@ class Engine:
         # all but the scores by (to_act flag, leader); the absolute seat of (observer, rel)
         self.t_tail_by_leader = [b.table(t) for t in self._tail_table()]
         self.t_rot = b.table((np.arange(n)[:, None] + np.arange(n)[None, :]).reshape(-1) % n)
+        # t_side_seats[side]: the seats of that side (a seat, or a team in partnership) as
+        # bools; the last row, one past the sides, is nobody's
+        team = np.array(config.teams) if config.partnership else np.arange(n)
+        sides = int(team.max()) + 1
+        self.t_side_seats = b.table(team[None, :] == np.arange(sides + 1)[:, None])
         self.rows = b.arange(B)
         self.row_base = self.rows * n  # flat index of (game, seat 0) in (B, n) arrays
         # state
@@ -140,7 +145,14 @@ class Engine:
         self.legal = self._legal_for(b.take(self.hands_flat, self.row_base + self.current))
 
     def _start_hands(
-        self, idx: Any, hands: Any, leader: Any, scores: Any, number: Any, full: bool = False
+        self,
+        idx: Any,
+        hands: Any,
+        leader: Any,
+        scores: Any,
+        number: Any,
+        full: bool = False,
+        flat: Any = None,
     ) -> None:
         """Deal ``hands`` (K, n) to games ``idx``; ``full``: every seat holds hand_size tiles
         (a drawn deal), so the counts and the tiles out of play are the constants."""
@@ -154,7 +166,8 @@ class Engine:
         dealt = hands[:, 0]
         for s in range(1, n):
             dealt = dealt | hands[:, s]  # the hands are disjoint: their union
-        flat = ((idx * n)[:, None] + self.seats[None, :]).reshape(-1)  # (game, seat) entries
+        if flat is None:  # the (game, seat) entries of the games in (B * n) arrays
+            flat = ((idx * n)[:, None] + self.seats[None, :]).reshape(-1)
         b.put(self.hands_flat, flat, hands.reshape(-1))
         b.put(self.in_hands, idx, dealt)
         b.put(self.played, idx, 0)
@@ -321,10 +334,7 @@ class Engine:
             dom_gain = total
         gained = b.where(domino, dom_gain, b.where(tied, 0, total - 2 * low))
         winner = b.where(tied, -1, b.where(domino, actor, win_side))
-        if self.partnership:
-            on_win_side = ((self.seats[None, :] & 1) == win_side[:, None]) & ~tied[:, None]
-        else:
-            on_win_side = (self.seats[None, :] == win_side[:, None]) & ~tied[:, None]
+        on_win_side = b.take_rows(self.t_side_seats, b.where(tied, m, win_side))
         points = on_win_side * gained[:, None]
         scores = b.take_rows(self.scores, idx) + points
 
@@ -350,10 +360,8 @@ class Engine:
                 decided = over & (sides == 1)
                 first = b.argmax1(is_top)
             match_winner = b.where(decided, first, -1)
-            if self.partnership:
-                winners = ((self.seats[None, :] & 1) == (first & 1)[:, None]) & decided[:, None]
-            else:
-                winners = (self.seats[None, :] == first[:, None]) & decided[:, None]
+            first_side = (first & 1) if self.partnership else first
+            winners = b.take_rows(self.t_side_seats, b.where(decided, first_side, m))
 
         reward = self.config.reward
         if reward == "points":
@@ -363,15 +371,15 @@ class Engine:
         else:
             hand_rewards = self._spread(match_winner, b.f64(b.i64(match_winner >= 0)))
         # per-seat results of the K games scattered into batch arrays through flat indices
-        flat = (idx * n)[:, None] + self.seats[None, :]
+        flat = ((idx * n)[:, None] + self.seats[None, :]).reshape(-1)
         rewards = b.zeros((B, n), "f32")
-        b.put(rewards.reshape(-1), flat.reshape(-1), hand_rewards.reshape(-1))
+        b.put(rewards.reshape(-1), flat, hand_rewards.reshape(-1))
         hand_winner = b.full(B, -1)
         b.put(hand_winner, idx, winner)
         hand_pips = b.zeros((B, n), "i64")
-        b.put(hand_pips.reshape(-1), flat.reshape(-1), pips.reshape(-1))
+        b.put(hand_pips.reshape(-1), flat, pips.reshape(-1))
         hand_points = b.zeros((B, n), "i64")
-        b.put(hand_points.reshape(-1), flat.reshape(-1), points.reshape(-1))
+        b.put(hand_points.reshape(-1), flat, points.reshape(-1))
         if over is None:  # one hand is the episode
             terminated = b.copy(ended)
             final = idx
@@ -382,7 +390,7 @@ class Engine:
         info_match_winner = b.full(B, -1)
         b.put(info_match_winner, idx, match_winner)
         match_winners = b.zeros((B, n), "bool")
-        b.put(match_winners.reshape(-1), flat.reshape(-1), winners.reshape(-1))
+        b.put(match_winners.reshape(-1), flat, winners.reshape(-1))
         b.put(self.scores, idx, scores)  # final observations show the updated scores
         info = {
             "hand_over": b.copy(ended),
@@ -407,7 +415,7 @@ class Engine:
         leader = b.where(over, lots, b.take(self.t_next_seat, b.take(self.leader, idx)))
         scores = scores * ~over[:, None]
         number = (b.take(self.hand_number, idx) + 1) * ~over
-        self._start_hands(idx, hands, leader, scores, number, full=True)
+        self._start_hands(idx, hands, leader, scores, number, full=True, flat=flat)
         return rewards, terminated, info
 
     def _spread(self, winner: Any, amount: Any) -> Any:
@@ -415,12 +423,10 @@ class Engine:
         winner's side, the opposite split over the other side(s); +0.0 everywhere when there
         is no winner (winner -1) or the amount is 0 (``0.0 - amount`` is +0.0 then)."""
         b = self.b
-        if self.partnership:
-            same = (self.seats[None, :] & 1) == (winner & 1)[:, None]
-            loss = 0.0 - amount
-        else:
-            same = self.seats[None, :] == winner[:, None]
-            loss = (0.0 - amount) / (self.n - 1)
+        sides = int(self.t_side_seats.shape[0]) - 1
+        side = (winner & 1) if self.partnership else winner
+        same = b.take_rows(self.t_side_seats, b.where(winner >= 0, side, sides))
+        loss = (0.0 - amount) / (sides - 1)  # over the other seats, or the other team
         return b.f32(b.where(same, amount[:, None], loss[:, None]))
 
     def _no_hand_ended(self) -> tuple[Any, Any, dict[str, Any]]:
