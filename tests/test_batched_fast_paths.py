@@ -64,3 +64,26 @@ def test_word_select_is_the_packed_mask_select() -> None:
     got = _select_random_bit_words(words.view(np.uint64), u)
     np.testing.assert_array_equal(got, want)
     assert ((words >> got) & 1).all()
+
+
+def test_torch_select_kernel_matches_the_numpy_one_on_float32_draws() -> None:
+    """The torch kernel (CUDA's path) and the numpy one the torch backend uses on the CPU
+    choose the same bits for the same float32 draws, ranked in float32 as torch ranks."""
+    torch = pytest.importorskip("torch")
+    from block_env.batched.backend import TorchBackend
+
+    b = TorchBackend("cpu")
+    rng = np.random.default_rng(4)
+    words = rng.integers(1, 2**57, size=50000, dtype=np.int64)
+    words[:100] = (1 << 57) - 1
+    words[100:200] = 1 << rng.integers(0, 57, size=100)
+    u = torch.rand(words.shape[0], generator=torch.Generator().manual_seed(1))
+    u[:50] = 1.0 - 2.0**-24  # the largest draw
+    # 11 legal actions and u = 13726813 / 2**24: u * 11 = 9 - 2**-24 exactly, which float32
+    # rounds to 9 (rank 9) and float64 keeps below 9 (rank 8): the ranking must be float32's
+    words[200:300] = (1 << 11) - 1
+    u[200:300] = 13726813 * 2.0**-24
+    want = b.select_bits(torch.from_numpy(words), u).numpy()
+    got = _select_random_bit_words(words.view(np.uint64), u.numpy())
+    np.testing.assert_array_equal(got, want)
+    assert ((words >> got) & 1).all()
