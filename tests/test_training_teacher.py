@@ -16,7 +16,7 @@ import train  # noqa: E402
 from agents.baselines import rule_actions  # noqa: E402
 from agents.policy import mask_logits  # noqa: E402
 from block_env.batched import BatchedEnv  # noqa: E402
-from block_env.training.config import load_config  # noqa: E402
+from block_env.training.config import load_config, teacher_of  # noqa: E402
 from block_env.training.errors import ConfigError  # noqa: E402
 from block_env.training.ppo import teacher_weight  # noqa: E402
 
@@ -30,6 +30,13 @@ def test_weight_falls_linearly_to_zero_and_is_zero_without_a_teacher() -> None:
     assert teacher_weight(cfg, 1000) == 0.0
     assert teacher_weight(cfg, 5000) == 0.0
     assert teacher_weight(load_config(SMOKE, ["teacher=none"]), 0) == 0.0
+
+
+def test_auto_is_the_rule_bot_for_ppo_and_nothing_for_the_other_engines() -> None:
+    assert load_config(None, []).teacher == "auto"
+    assert teacher_of(load_config(SMOKE, [])) == "rules"
+    assert teacher_of(load_config(SMOKE, ["algo=sb3"])) == "none"
+    assert teacher_of(load_config(SMOKE, ["algo=sb3", "teacher=none"])) == "none"
 
 
 @pytest.mark.parametrize(
@@ -74,7 +81,7 @@ def test_a_rules_teacher_pulls_the_policy_towards_the_rule_bot(tmp_path: Path) -
         [f"run_dir={tmp_path / 'taught'}", *common, "teacher=rules", "teacher_coef=5"]
         + ["teacher_steps=8192"],
     )
-    alone = load_config(SMOKE, [f"run_dir={tmp_path / 'alone'}", *common])
+    alone = load_config(SMOKE, [f"run_dir={tmp_path / 'alone'}", *common, "teacher=none"])
     train.train(taught)
     train.train(alone)
     log = [json.loads(x) for x in (tmp_path / "taught/log.jsonl").read_text().splitlines()]

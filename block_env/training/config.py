@@ -17,7 +17,7 @@ from typing import Any
 from block_env.training.errors import ConfigError, ConfigFileMissing
 
 OPPONENT_KINDS = ("self", "snapshot", "random", "greedy", "rules")
-TEACHERS = ("none", "greedy", "rules")
+TEACHERS = ("auto", "none", "greedy", "rules")
 BASELINES = ("random", "greedy", "rules")
 ALGOS = ("ppo", "sb3", "rllib")
 NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
@@ -69,10 +69,11 @@ class TrainConfig:
     skip_forced: bool = True  # a learner seat with one legal action moves without a decision
     # kickstarting: early on, the loss also pulls the policy towards a teacher bot's move on
     # the learner's decisions (cross-entropy x teacher_coef, falling linearly to 0 at
-    # teacher_steps environment steps); "none" turns it off
-    teacher: str = "none"
+    # teacher_steps environment steps); "none" turns it off, "auto" is "rules" with algo=ppo
+    # and "none" with the other engines (only algo=ppo has a teacher)
+    teacher: str = "auto"
     teacher_coef: float = 1.0
-    teacher_steps: int = 2_000_000
+    teacher_steps: int = 3_000_000
     # self-play
     opponents: dict[str, float] = field(
         default_factory=lambda: {
@@ -253,7 +254,11 @@ def validate(cfg: TrainConfig) -> TrainConfig:
     for key in ("lr", "clip", "reward_scale", "max_grad_norm"):
         need(getattr(cfg, key) > 0, key, "use a positive number")
     need(cfg.teacher in TEACHERS, "teacher", f"use one of {', '.join(TEACHERS)}")
-    need(cfg.teacher == "none" or cfg.algo == "ppo", "teacher", "only algo=ppo has a teacher")
+    need(
+        cfg.teacher in ("auto", "none") or cfg.algo == "ppo",
+        "teacher",
+        "only algo=ppo has a teacher: use auto or none",
+    )
     for key in ("ent_coef", "vf_coef", "target_kl", "time_limit_min", "teacher_coef"):
         need(getattr(cfg, key) >= 0, key, "use a number >= 0")
     need(0 <= cfg.gamma <= 1, "gamma", "use a number in [0, 1]")
@@ -361,6 +366,13 @@ def load_config(path: str | Path | None = None, overrides: list[str] | None = No
         data.update(loaded)
     data.update(parse_overrides(overrides or []))
     return config_from_dict(data)
+
+
+def teacher_of(cfg: TrainConfig) -> str:
+    """The teacher bot of a run ("none", "greedy" or "rules"), with "auto" resolved."""
+    if cfg.teacher == "auto":
+        return "rules" if cfg.algo == "ppo" else "none"
+    return cfg.teacher
 
 
 def game_of(cfg: TrainConfig) -> dict[str, Any]:

@@ -56,7 +56,13 @@ from agents.policy import (
 )
 from block_env.batched import BatchedEnv
 from block_env.tiles import PASS, PIPS
-from block_env.training.config import OPPONENT_KINDS, TrainConfig, game_of, set_of
+from block_env.training.config import (
+    OPPONENT_KINDS,
+    TrainConfig,
+    game_of,
+    set_of,
+    teacher_of,
+)
 from block_env.training.envstate import env_state, load_env_state
 from block_env.training.errors import BadCheckpoint, ConfigError, Diverged, Interrupted
 from block_env.training.results import evaluate_against, finish
@@ -175,6 +181,7 @@ class Collector:
         self.learn = np.zeros((B, n), dtype=bool)
         self.episodes = np.zeros(B, dtype=np.int64)
         self.snapshot: Any = None
+        self.teacher = teacher_of(cfg)
         self.teaching = False  # record the teacher bot's move on each decision
         self.obs: np.ndarray | None = None
         self.privileged = bool(model.net.privileged_critic)
@@ -285,7 +292,7 @@ class Collector:
                 seat_b[t, rows] = seat[rows]
                 if self.teaching:
                     teacher_b[t, rows] = self.opponents.act(
-                        cfg.teacher, obs[rows], mask[rows], None
+                        self.teacher, obs[rows], mask[rows], None
                     )
                 last[rows, seat[rows]] = t
             others = np.flatnonzero(~learning)
@@ -459,7 +466,7 @@ def ppo_update(
 def teacher_weight(cfg: TrainConfig, env_steps: int) -> float:
     """Weight of the teacher's cross-entropy at ``env_steps``: ``teacher_coef`` falling
     linearly to 0 at ``teacher_steps`` (0 without a teacher)."""
-    if cfg.teacher == "none":
+    if teacher_of(cfg) == "none":
         return 0.0
     return cfg.teacher_coef * max(0.0, 1.0 - env_steps / cfg.teacher_steps)
 
