@@ -68,7 +68,17 @@ class Engine:
         self.t_pop14 = b.table(self.L.POP14)
         self.t_pips_lo14 = b.table(self.L.PIPS_LO14)
         self.t_pips_hi14 = b.table(self.L.PIPS_HI14)
-        self.t_counts_u8 = b.table(self.L.COUNTS_F32.astype(np.uint8))
+        # the 4 tile counts by relative seat as bytes, gathered by (observer << n*bits) | the
+        # counts packed by absolute seat: the rotation to the observer is in the table
+        cb = self.L.COUNT_BITS
+        packed = np.arange(1 << (n * cb), dtype=np.int64)
+        rel = np.arange(MAX_SEATS)
+        counts_by_seat = np.zeros((n, packed.shape[0], MAX_SEATS), dtype=np.uint8)
+        for observer in range(n):
+            shift = cb * ((observer + rel[:n]) % n)
+            counts_by_seat[observer, :, :n] = (packed[:, None] >> shift) & ((1 << cb) - 1)
+        self.t_counts_u8 = b.table(counts_by_seat.reshape(-1, MAX_SEATS))
+        self.counts_seat_shift = n * cb
         self.t_open_rank = b.table(self.L.OPEN_RANK)
         self.t_team = b.table(np.array(config.teams, dtype=np.int64))
         self.t_next_seat = b.table((np.arange(n, dtype=np.int64) + 1) % n)
@@ -540,7 +550,7 @@ class Engine:
             words[:, 1] = b.take(self.t_ends_word1, ends) | (rotated >> L.VOIDS_SPLIT)
         bits = b.unpack_bits(words)
         # the counts (0..15) ride in the 0/1 bytes: one cast to float32 writes both
-        bits[:, L.COUNTS] = b.take_rows(self.t_counts_u8, self._rotate(counts, L.COUNT_BITS, seat))
+        bits[:, L.COUNTS] = b.take_rows(self.t_counts_u8, (seat << self.counts_seat_shift) | counts)
         out[:, : L.HEAD_END] = bits[:, : L.HEAD_END]
 
     def _tail_table(self) -> np.ndarray:
