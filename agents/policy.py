@@ -11,7 +11,8 @@ Policy file format (a dict, read with ``torch.load(weights_only=True)``)::
     {"format": "block-policy/1", "weights": state_dict, "net": {hidden, activation,
      shared, use_scores, privileged_critic}, "actor_only": bool, "obs_dim": 122,
      "num_actions": 57, "meta": {...}, "game": {num_players, opener, episode,
-     partnership, target_score, reward[, max_pip, hand_size]}}
+     partnership, target_score, reward[, max_pip, hand_size]}[, "obs_type":
+     "information_state"]}
 
 ``"game"`` is the env configuration the policy was trained for (the keywords of
 ``block_env.raw_env``; ``max_pip`` and ``hand_size`` only for a set or hand size other than
@@ -19,6 +20,19 @@ the default), so an evaluation can refuse a policy made for another game; ``obs_
 ``num_actions`` follow the tile set (2T + 6(N+1) + 24 and 2T+1); files
 written before it existed have no ``"game"`` and still load (``PolicyAgent.game`` is None).
 Training checkpoints hold the same dict under ``"policy"``, so ``load`` takes either.
+
+``"obs_type"`` is what the network reads (``block_env.information_state.OBS_TYPES``):
+``"observation"`` (the plain vector; files without the key, all those written before it
+existed, are read as this) or ``"information_state"`` (the env's ``obs_type=
+"information_state"`` vector: the observation, then per relative seat H slots of the hand's
+history). An information-state network does not read the H slots one by one: it first
+*summarises* the history, per relative seat, as the sum of that seat's slots (which tiles
+it played, how many went left and right, how many times it passed: T + 3 numbers), so its
+input is ``OBS_DIM + 4(T + 3)`` long (``summary_dim``). It accepts either the full vector
+(``input_dim`` = ``OBS_DIM + 4H(T + 3)``, what the env hands out) or the summary already
+taken by ``summarize_history`` (what the trainer stores in its rollouts: 124 floats for the
+standard set instead of 1612), with exactly the same outputs. H depends on the game
+(``block_env.information_state.history_slots``), so such a file must record its ``"game"``.
 """
 
 from __future__ import annotations
@@ -33,7 +47,8 @@ import torch
 from torch import nn
 
 from block_env.config import BlockConfig, default_hand_size
-from block_env.observation import OBS_DIM, layout_for_dim, obs_dim_for
+from block_env.information_state import OBS_TYPES, check_obs_type, history_slots
+from block_env.observation import MAX_SEATS, OBS_DIM, layout_for_dim, obs_dim_for
 from block_env.tiles import MAX_PIP, NUM_ACTIONS, NUM_TILES, tile_set
 
 FORMAT = "block-policy/1"
@@ -117,13 +132,46 @@ def privileged_features(
     return out.reshape(b, 3 * num_tiles)
 
 
+def summarize_history(vectors: Any, obs_dim: int, slots: int) -> Any:
+    """Information-state vectors (..., ``obs_dim + 4 * slots * S``) with their history
+    summed over each seat's ``slots`` slots: (..., ``obs_dim + 4 * S``), S = T + 3 the slot
+    size. Per relative seat the summary holds the tiles it played (one-hot: a tile is played
+    once), the number of its tiles that went left and right, and its number of passes. Works
+    on numpy arrays and torch tensors alike (sums of 0/1 floats: exact in float32, so a
+    network gives the same outputs on the summary as on the full vector)."""
+    width = vectors.shape[-1] - obs_dim
+    if width <= 0 or width % (MAX_SEATS * slots):
+        raise ValueError(
+            f"expected information-state vectors of length {obs_dim} + 4 * {slots} * (T + 3), "
+            f"got length {vectors.shape[-1]}"
+        )
+    size = width // (MAX_SEATS * slots)
+    lead = tuple(vectors.shape[:-1])
+    history = vectors[..., obs_dim:].reshape(lead + (MAX_SEATS, slots, size)).sum(-2)
+    history = history.reshape(lead + (MAX_SEATS * size,))
+    if isinstance(vectors, torch.Tensor):
+        return torch.cat([vectors[..., :obs_dim], history], dim=-1)
+    return np.concatenate([vectors[..., :obs_dim], history], axis=-1)
+
+
 class ActorCritic(nn.Module):
     """Masked actor-critic MLP over the raw observation vector of one tile set
-    (``max_pip``; the input and output sizes follow the set)."""
+    (``max_pip``; the input and output sizes follow the set). With ``obs_type=
+    "information_state"`` (``history_slots`` = H of the game required) it reads the
+    information state, full or already summarised (``summarize_history``): see the module
+    docstring. ``obs_dim`` is the plain observation's length in both cases; ``input_dim``
+    the full vector's, ``summary_dim`` what the MLP reads."""
 
-    def __init__(self, net: NetConfig | None = None, max_pip: int = MAX_PIP) -> None:
+    def __init__(
+        self,
+        net: NetConfig | None = None,
+        max_pip: int = MAX_PIP,
+        obs_type: str = "observation",
+        history_slots: int | None = None,
+    ) -> None:
         super().__init__()
         self.net = net or NetConfig()
+        self.obs_type = check_obs_type(obs_type)
         ts = tile_set(max_pip)
         self.max_pip = ts.max_pip
         self.obs_dim = obs_dim_for(ts.num_tiles, ts.num_values)
@@ -133,10 +181,32 @@ class ActorCritic(nn.Module):
         if not self.net.use_scores:
             scale[lay.fields["scores"]] = 0.0
             scale[lay.fields["target"]] = 0.0
+        self.history_slots: int | None = None
+        self.input_dim = self.summary_dim = self.obs_dim
+        if self.obs_type == "information_state":
+            if isinstance(history_slots, bool) or not isinstance(history_slots, int):
+                raise ValueError(
+                    "obs_type='information_state' needs history_slots (H of the game: "
+                    f"block_env.information_state.history_slots), got {history_slots!r}"
+                )
+            if history_slots < 1:
+                raise ValueError(f"history_slots={history_slots} is not allowed: use H >= 1")
+            self.history_slots = history_slots
+            size = ts.num_tiles + 3
+            self.input_dim = self.obs_dim + MAX_SEATS * history_slots * size
+            self.summary_dim = self.obs_dim + MAX_SEATS * size
+            # per seat: tiles played (0/1 each), then counts of left, right, passes (scaled
+            # by the hand's most moves of one seat, H, to stay within [0, 1])
+            seat = np.concatenate([np.ones(ts.num_tiles), np.full(3, 1.0 / history_slots)]).astype(
+                np.float32
+            )
+            scale = np.concatenate([scale, np.tile(seat, MAX_SEATS)]).astype(np.float32)
+        elif history_slots is not None:
+            raise ValueError("history_slots is only for obs_type='information_state'")
         self.register_buffer("in_scale", torch.as_tensor(scale))
         act = ACTIVATIONS[self.net.activation]
-        sizes = [self.obs_dim, *self.net.hidden]
-        critic_in = self.obs_dim + (3 * ts.num_tiles if self.net.privileged_critic else 0)
+        sizes = [self.summary_dim, *self.net.hidden]
+        critic_in = self.summary_dim + (3 * ts.num_tiles if self.net.privileged_critic else 0)
         gain = float(np.sqrt(2.0)) if self.net.activation != "tanh" else 1.0
         self.actor_body = _mlp(sizes, act)
         self.critic_body = None if self.net.shared else _mlp([critic_in, *sizes[1:]], act)
@@ -150,20 +220,45 @@ class ActorCritic(nn.Module):
     def forward(
         self, obs: torch.Tensor, priv: torch.Tensor | None = None
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        """(unmasked logits (B, 2T+1), values (B,)) for raw observations (B, OBS_DIM);
+        """(unmasked logits (B, 2T+1), values (B,)) for raw observations (B, OBS_DIM), or
+        with ``obs_type="information_state"`` full or summarised information states;
         ``priv`` (B, 3T) is required with a privileged critic."""
-        x = obs * self.in_scale
+        x = self._inputs(obs)
         h = self.actor_body(x)
         if self.critic_body is None:
             return self.policy_head(h), self.value_head(h).squeeze(-1)
         return self.policy_head(h), self._value(x, priv)
 
+    def summarize(self, obs: Any) -> Any:
+        """What the MLP reads, before scaling: ``obs`` itself for the plain observation (and
+        for already summarised information states), else ``summarize_history`` of the full
+        information state. ValueError naming ``obs_type`` for any other length."""
+        width = obs.shape[-1]
+        if width == self.summary_dim:
+            return obs
+        if width == self.input_dim:
+            return summarize_history(obs, self.obs_dim, self.history_slots or 0)
+        if self.obs_type == "observation":
+            wanted = f"the observation (length {self.obs_dim})"
+        else:
+            wanted = (
+                f"the information state (length {self.input_dim}) or its summary "
+                f"(length {self.summary_dim})"
+            )
+        raise ValueError(
+            f"this network reads obs_type={self.obs_type!r}: it takes {wanted}, got vectors "
+            f"of length {width}"
+        )
+
+    def _inputs(self, obs: torch.Tensor) -> torch.Tensor:
+        return self.summarize(obs) * self.in_scale
+
     def logits(self, obs: torch.Tensor) -> torch.Tensor:
         """Unmasked action logits (the actor alone: all a player needs)."""
-        return self.policy_head(self.actor_body(obs * self.in_scale))
+        return self.policy_head(self.actor_body(self._inputs(obs)))
 
     def value(self, obs: torch.Tensor, priv: torch.Tensor | None = None) -> torch.Tensor:
-        x = obs * self.in_scale
+        x = self._inputs(obs)
         if self.critic_body is None:
             return self.value_head(self.actor_body(x)).squeeze(-1)
         return self._value(x, priv)
@@ -259,10 +354,23 @@ def policy_dict(
         "net": net,
         "obs_dim": model.obs_dim,
         "num_actions": model.num_actions,
+        "obs_type": model.obs_type,
         "meta": dict(meta or {}),
     }
     if game_entry is not None:
         out["game"] = game_entry
+    if model.obs_type == "information_state":
+        if game_entry is None:
+            raise ValueError(
+                "an obs_type='information_state' policy needs its game (the history length "
+                "H follows the number of players and the hand size): pass game="
+            )
+        wanted = history_slots(BlockConfig(**game_entry))
+        if wanted != model.history_slots:
+            raise ValueError(
+                f"the network has history_slots={model.history_slots} but the game "
+                f"{game_entry} has H={wanted}"
+            )
     return out
 
 
@@ -302,11 +410,33 @@ def game_from_dict(data: Mapping[str, Any]) -> dict[str, Any] | None:
         raise ValueError(f"its game configuration {entry!r} is malformed: {exc}") from exc
 
 
+def obs_type_from_dict(data: Mapping[str, Any]) -> str:
+    """The ``obs_type`` a policy dict (or checkpoint) records; ``"observation"`` for files
+    written before it was stored. ValueError for anything else than ``OBS_TYPES``."""
+    value = _policy_entry(data).get("obs_type", "observation")
+    if value not in OBS_TYPES:
+        raise ValueError(f"its obs_type {value!r} is not one of {', '.join(OBS_TYPES)}")
+    return str(value)
+
+
+def _history_slots_of(data: Mapping[str, Any], obs_type: str) -> dict[str, int]:
+    """``ActorCritic``'s ``history_slots`` keyword for a policy dict: H of its game for an
+    information-state network (which must record its game), nothing otherwise."""
+    if obs_type != "information_state":
+        return {}
+    game = game_from_dict(data)
+    if game is None:
+        raise ValueError("an obs_type='information_state' policy must record its game (for H)")
+    return {"history_slots": history_slots(BlockConfig(**game))}
+
+
 def model_from_dict(data: Mapping[str, Any]) -> ActorCritic:
     """Rebuild the network from a policy dict; ValueError if it is not one or does not fit."""
     data = _policy_entry(data)
     if data.get("format") != FORMAT:
         raise ValueError(f"not a block-env policy (format {data.get('format')!r}, want {FORMAT!r})")
+    obs_type = obs_type_from_dict(data)
+    slots = _history_slots_of(data, obs_type)
     sizes = _set_of_sizes(data.get("obs_dim"), data.get("num_actions"))
     if sizes is None:
         raise ValueError(
@@ -317,7 +447,7 @@ def model_from_dict(data: Mapping[str, Any]) -> ActorCritic:
     try:
         net = dict(data["net"])
         net["hidden"] = tuple(net["hidden"])
-        model = ActorCritic(NetConfig(**net), max_pip=sizes)
+        model = ActorCritic(NetConfig(**net), max_pip=sizes, obs_type=obs_type, **slots)
         weights = data["weights"]
         if data.get("actor_only", False):
             missing, unexpected = model.load_state_dict(weights, strict=False)
@@ -419,7 +549,10 @@ class PolicyAgent:
     """Plays a trained network: ``act(observation) -> int`` on one observation dict, and
     ``act_batch(obs, mask)`` on arrays of many (used for fast training opponents).
     ``game`` is the env configuration the network was trained for (``game_config`` keys),
-    None when unknown; evaluations use it to refuse a policy made for another game."""
+    None when unknown; evaluations use it to refuse a policy made for another game.
+    ``obs_type`` (the network's) says which observation it plays on: evaluations make the
+    env with ``obs_type="information_state"`` when an agent's ``obs_type`` is that, and
+    hand every other agent the plain observation."""
 
     def __init__(
         self,
@@ -432,6 +565,7 @@ class PolicyAgent:
     ) -> None:
         self.game: dict[str, Any] | None = None if game is None else game_config(game)
         self.model = model.to(device).eval()
+        self.obs_type: str = model.obs_type
         self.device = torch.device(device)
         self.greedy = greedy
         self.name = name or "policy"
@@ -441,22 +575,39 @@ class PolicyAgent:
 
     @torch.no_grad()
     def act_batch(self, obs: np.ndarray | torch.Tensor, mask: np.ndarray | torch.Tensor) -> Any:
-        """Actions for a batch: numpy in, numpy out; torch in, torch out (on the same device)."""
+        """Actions for a batch: numpy in, numpy out; torch in, torch out (on the same device).
+        An information-state policy takes full or summarised information states."""
         is_np = not isinstance(obs, torch.Tensor)
-        if obs.shape[-1] != self.model.obs_dim:
-            raise ValueError(
-                f"{self.name} plays the set max_pip={self.model.max_pip} (observations of "
-                f"length {self.model.obs_dim}) but got observations of length {obs.shape[-1]}: "
-                "it was trained for another tile set"
-            )
+        if obs.shape[-1] not in (self.model.input_dim, self.model.summary_dim):
+            raise ValueError(self._wrong_length(obs.shape[-1]))
         o = torch.as_tensor(obs, dtype=torch.float32, device=self.device)
         m = torch.as_tensor(mask, device=self.device)
         masked = self.model.masked_logits(o, m)
         actions = sample_actions(masked, self.generator, self.greedy)
         return actions.cpu().numpy() if is_np else actions
 
+    def _wrong_length(self, got: int) -> str:
+        """The refusal of observations of length ``got``, naming what this policy reads."""
+        m = self.model
+        if m.obs_type == "observation":
+            return (
+                f"{self.name} reads obs_type='observation' and plays the set "
+                f"max_pip={m.max_pip} (observations of length {m.obs_dim}) but got "
+                f"observations of length {got}: it was trained for another tile set, or the "
+                "env hands out another obs_type (make it with obs_type='observation', or give "
+                f"the policy the first {m.obs_dim} entries)"
+            )
+        return (
+            f"{self.name} reads obs_type='information_state' (length {m.input_dim} for its "
+            f"game, max_pip={m.max_pip}, H={m.history_slots}) but got observations of length "
+            f"{got}: make the env with obs_type='information_state' for the game it was "
+            "trained for"
+        )
+
     def act(self, observation: Mapping[str, np.ndarray]) -> int:
         obs = np.asarray(observation["observation"], dtype=np.float32)[None]
+        if obs.shape[-1] != self.model.input_dim:
+            raise ValueError(self._wrong_length(obs.shape[-1]))
         mask = np.asarray(observation["action_mask"])[None]
         if not mask.any():
             raise ValueError("the action mask holds no legal action: this seat is not on turn")
@@ -471,7 +622,8 @@ def load(
 ) -> PolicyAgent:
     """A ``PolicyAgent`` for a shipped policy (``"block-2p"``, ``"block-3p"``,
     ``"block-4p"``), a policy file or a training checkpoint, with ``agent.game`` the game
-    configuration stored in the file (None for older files). FileNotFoundError when
+    configuration stored in the file (None for older files) and ``agent.obs_type`` the
+    observation it plays on (see ``PolicyAgent``). FileNotFoundError when
     missing, ValueError naming the file when it is not a policy (``read_policy_file``)."""
     name = str(name_or_path)
     label = name if name in SHIPPED else Path(name).stem

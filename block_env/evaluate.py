@@ -27,6 +27,13 @@ Agents are objects with ``act(observation) -> int`` or specs: a registered name
 Factories that accept ``env`` get the evaluation's raw env (oracle agents read its
 privileged state); factories that accept ``seed`` get a fixed seed, so runs repeat.
 
+Agents declare the observation they play on with an ``obs_type`` attribute (default
+``"observation"``; ``agents.load`` gives a policy trained on the information state
+``obs_type="information_state"``). When any agent needs the information state, the env is
+made with ``obs_type="information_state"`` and every other agent receives the plain
+observation, its first ``OBS_DIM`` entries (the rest of the dict unchanged), so a bot plays
+exactly as it would in a plain env.
+
 Command line (setup errors: one line on stderr, exit status 2, before anything is played)::
 
     python -m block_env.evaluate rules greedy --hands 2000 --players 2 --json out.json
@@ -77,6 +84,28 @@ class SetupError(ValueError):
 
 
 # ----------------------------------------------------------------------------- agents
+
+
+def agent_obs_type(agent: Any) -> str:
+    """The observation ``agent`` plays on: its ``obs_type`` attribute (``"observation"``
+    when it has none). SetupError for a value outside ``OBS_TYPES``."""
+    from block_env.information_state import OBS_TYPES
+
+    value = getattr(agent, "obs_type", "observation")
+    if value not in OBS_TYPES:
+        raise SetupError(
+            f"agent {agent!r} has obs_type={value!r}: use one of {', '.join(OBS_TYPES)}"
+        )
+    return str(value)
+
+
+def plain_observation(observation: dict[str, Any], dim: int) -> dict[str, Any]:
+    """``observation`` (an ``observe()`` dict) with its ``"observation"`` cut to the first
+    ``dim`` entries, the plain observation: what an agent that does not read the information
+    state gets from an env made with ``obs_type="information_state"``."""
+    out = dict(observation)
+    out["observation"] = observation["observation"][:dim]
+    return out
 
 
 def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
@@ -460,6 +489,9 @@ class EvalPlan:
     episode: str
     seed: int
     notes: list[str]
+    # per lineup position: True when that player gets the plain observation cut out of the
+    # env's information state (the env then has obs_type="information_state")
+    plain_cut: list[bool] = field(default_factory=list)
 
 
 def prepare(
@@ -515,12 +547,31 @@ def prepare(
     names = _unique(list(labels) if labels is not None else [agent_label(a) for a in agents])
     # One instance per lineup position for specs (stateful agents never share a seat).
     players = [build_agent(agents[lineup[p]], env, seed=seed * 1009 + p) for p in range(n)]
+    wants = [agent_obs_type(player) for player in players]
+    plain_cut: list[bool] = []
+    if "information_state" in wants:
+        # The env hands out the information state; agents built from specs are built again
+        # on it (oracles read the env they were given), the others get the plain part.
+        env = raw_env(
+            num_players=num_players,
+            episode=episode,
+            reward="zero_sum",
+            obs_type="information_state",
+            **config,
+        )
+        players = [
+            player
+            if hasattr(agents[lineup[p]], "act")
+            else build_agent(agents[lineup[p]], env, seed=seed * 1009 + p)
+            for p, player in enumerate(players)
+        ]
+        plain_cut = [agent_obs_type(player) == "observation" for player in players]
     notes: list[str] = []
     for p, player in enumerate(players):
         note = check_game(player, names[lineup[p]], cfg, allow_mismatch)
         if note is not None and note not in notes:
             notes.append(note)
-    return EvalPlan(env, players, lineup, names, deals, episode, int(seed), notes)
+    return EvalPlan(env, players, lineup, names, deals, episode, int(seed), notes, plain_cut)
 
 
 def run(plan: EvalPlan, progress: bool = False, record_dir: Path | None = None) -> EvalResult:
@@ -556,7 +607,8 @@ def run(plan: EvalPlan, progress: bool = False, record_dir: Path | None = None) 
                     seated = [names[lineup[at_seat[s]]] for s in range(n)]
                     record = (record_dir / f"deal{d:05d}_seating{r}.json", seated)
                 seats = [players[at_seat[s]] for s in range(n)]
-                played = _play_episode(env, seed + d, seats, record)
+                cut = [plan.plain_cut[at_seat[s]] for s in range(n)] if plan.plain_cut else None
+                played = _play_episode(env, seed + d, seats, record, cut)
                 for hand_rewards, winner, match_winners in played:
                     game_hands[d] += 1
                     if winner is None:
@@ -624,11 +676,21 @@ def run(plan: EvalPlan, progress: bool = False, record_dir: Path | None = None) 
 
 
 def _play_episode(
-    env: Any, seed: int, players: list[Any], record: tuple[Path, list[str]] | None = None
+    env: Any,
+    seed: int,
+    players: list[Any],
+    record: tuple[Path, list[str]] | None = None,
+    cut: list[bool] | None = None,
 ) -> list[tuple[list[float], int | None, tuple[int, ...] | None]]:
     """One episode from ``reset(seed)``; per finished hand: (zero-sum rewards by seat,
     winning seat or None, match winners at match end else None). ``record``: (path, seat
-    labels) to save the game as a JSON game record."""
+    labels) to save the game as a JSON game record. ``cut``: per seat, whether its player
+    gets the plain observation cut out of the env's information state."""
+    plain_dim = None
+    if cut is not None and any(cut):
+        from block_env.observation import obs_layout
+
+        plain_dim = obs_layout(env.config).dim
     if record is not None:
         from block_env.records import RecordingWrapper
 
@@ -639,7 +701,10 @@ def _play_episode(
     while True:
         agent = env.agent_selection
         seat = int(agent.rsplit("_", 1)[1])
-        action = players[seat].act(env.observe(agent))
+        observation = env.observe(agent)
+        if plain_dim is not None and cut[seat]:
+            observation = plain_observation(observation, plain_dim)
+        action = players[seat].act(observation)
         env.step(int(action))
         info = env.infos[seats[0]]
         if info["hand_over"]:

@@ -14,6 +14,11 @@ Rewards are rebuilt in float64 from the hand's points exactly as the AEC env com
 and summed in the AEC evaluation's order, so a deterministic agent against ``greedy`` or
 ``rules`` gets exactly the AEC evaluation's figures; ``random`` draws from its own generator
 (the same distribution, other draws).
+
+An agent whose ``obs_type`` attribute is ``"information_state"`` (a ``PolicyAgent`` of such
+a network) plays on the information state: the envs are made with that ``obs_type`` and the
+bot reads the first ``OBS_DIM`` entries, the plain observation (its actions are the same as
+in a plain env, so the figures stay the AEC evaluation's).
 """
 
 from __future__ import annotations
@@ -30,10 +35,12 @@ from block_env.config import BlockConfig
 from block_env.evaluate import (
     AgentStats,
     EvalResult,
+    agent_obs_type,
     default_lineup,
     proportion_estimate,
     ratio_estimate,
 )
+from block_env.observation import obs_layout
 
 BATCHED_BASELINES = ("random", "greedy", "rules")
 Actor = Callable[[np.ndarray, np.ndarray], np.ndarray]
@@ -80,7 +87,9 @@ def evaluate_batched(
     """``agent`` (an object with ``act_batch(obs, mask) -> actions`` on numpy batches, e.g.
     ``agents.policy.PolicyAgent``) against the baseline ``opponent`` on ``hands`` hands
     (rounded up to whole deals) of the single-hand game ``game`` (``raw_env`` keywords with
-    ``episode="hand"``), as ``block_env.evaluate.evaluate`` with the default lineup."""
+    ``episode="hand"``), as ``block_env.evaluate.evaluate`` with the default lineup. The
+    agent plays on the observation its ``obs_type`` attribute names (default
+    ``"observation"``); the bot always on the plain observation."""
     game = dict(game)
     if game.get("episode", "match") != "hand" or game.get("reward", "zero_sum") != "zero_sum":
         raise ValueError(
@@ -90,6 +99,7 @@ def evaluate_batched(
     if isinstance(hands, bool) or not isinstance(hands, (int, np.integer)) or hands < 1:
         raise ValueError(f"hands must be a positive int, got {hands!r}")
     opp = baseline_actor(opponent, seed)
+    obs_type = agent_obs_type(agent)
     start = time.perf_counter()
     config = BlockConfig(**game)
     n = config.num_players
@@ -97,7 +107,11 @@ def evaluate_batched(
     lineup = default_lineup(2, config)
     # One env per seat rotation, all dealt the AEC deals of seeds seed .. seed + deals - 1
     # (no reset options to parse); game g = r * deals + d is deal d in rotation r.
-    envs = [BatchedEnv(deals, auto_pass=True, deal_source="aec", **game) for _ in range(n)]
+    envs = [
+        BatchedEnv(deals, auto_pass=True, deal_source="aec", obs_type=obs_type, **game)
+        for _ in range(n)
+    ]
+    plain_dim = obs_layout(config).dim
     b = deals * n
     rotation = np.arange(b) // deals
     # agent index (0 the agent, 1 the bot) at each absolute seat of each game
@@ -117,7 +131,7 @@ def evaluate_batched(
         if mine.size:
             actions[mine] = np.asarray(agent.act_batch(obs[mine], mask[mine]))
         if theirs.size:
-            actions[theirs] = opp(obs[theirs], mask[theirs])
+            actions[theirs] = opp(obs[theirs, :plain_dim], mask[theirs])
         out = [e.step(actions[r * deals : (r + 1) * deals]) for r, e in enumerate(envs)]
         obs, mask, seat = (np.concatenate([o[i] for o in out]) for i in range(3))
         terminated = np.concatenate([o[4] for o in out])

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from block_env.information_state import OBS_TYPES
 from block_env.training.errors import ConfigError, ConfigFileMissing
 
 OPPONENT_KINDS = ("self", "snapshot", "random", "greedy", "rules")
@@ -40,6 +41,10 @@ class TrainConfig:
     opener: str = "rotate"
     max_pip: int = 6  # the tile set [0|0]..[N|N] (6: the standard 28 tiles)
     hand_size: int = 0  # tiles per hand (0: the rules' default for the set)
+    # what the policy reads: "observation" (the plain vector) or "information_state" (the
+    # observation plus the hand's public history, which the network sums per seat; algo=ppo
+    # only)
+    obs_type: str = "observation"
     # budget
     total_steps: int = 30_000_000  # environment agent-steps (all seats, all games)
     # A safety stop (0 = none, the default): past this many minutes of training the run
@@ -253,6 +258,19 @@ def validate(cfg: TrainConfig) -> TrainConfig:
         need(cfg.sb3_envs * cfg.sb3_n_steps >= 2, "sb3_n_steps", "sb3_envs x sb3_n_steps >= 2")
     for key in ("lr", "clip", "reward_scale", "max_grad_norm"):
         need(getattr(cfg, key) > 0, key, "use a positive number")
+    need(cfg.obs_type in OBS_TYPES, "obs_type", f"use one of {', '.join(OBS_TYPES)}")
+    need(
+        cfg.obs_type == "observation" or cfg.algo == "ppo",
+        "obs_type",
+        f"algo={cfg.algo} trains on the plain observation only: use obs_type=observation, "
+        "or algo=ppo for information_state",
+    )
+    need(
+        cfg.obs_type == "observation" or cfg.nashconv_every == 0,
+        "obs_type",
+        "the NashConv probe (nashconv_every > 0) plays the plain observation only: use "
+        "obs_type=observation or nashconv_every=0",
+    )
     need(cfg.teacher in TEACHERS, "teacher", f"use one of {', '.join(TEACHERS)}")
     need(
         cfg.teacher in ("auto", "none") or cfg.algo == "ppo",
@@ -397,6 +415,16 @@ def set_of(cfg: TrainConfig) -> dict[str, Any]:
     if config.is_standard_set:
         return {}
     return {"max_pip": config.max_pip, "hand_size": config.hand_size}
+
+
+def obs_of(cfg: TrainConfig) -> dict[str, Any]:
+    """``agents.policy.ActorCritic``'s keywords for the run's ``obs_type``: empty for the
+    plain observation, else ``obs_type`` and ``history_slots`` (H of the run's game)."""
+    if cfg.obs_type == "observation":
+        return {}
+    from block_env.information_state import history_slots
+
+    return {"obs_type": cfg.obs_type, "history_slots": history_slots(_block_config(cfg))}
 
 
 def _block_config(cfg: TrainConfig):

@@ -60,6 +60,7 @@ from block_env.training.config import (
     OPPONENT_KINDS,
     TrainConfig,
     game_of,
+    obs_of,
     set_of,
     teacher_of,
 )
@@ -168,7 +169,9 @@ class Collector:
         self.rng = rng
         n = cfg.num_players
         self.n = n
-        self.env = BatchedEnv(cfg.num_envs, auto_pass=True, **game_of(cfg))
+        self.env = BatchedEnv(cfg.num_envs, auto_pass=True, obs_type=cfg.obs_type, **game_of(cfg))
+        self.plain_dim = model.obs_dim  # the plain observation's length
+        self.history = cfg.obs_type == "information_state"
         kinds = [k for k in OPPONENT_KINDS if cfg.opponents.get(k, 0) > 0]
         self.kinds = kinds
         w = np.array([cfg.opponents[k] for k in kinds], dtype=np.float64)
@@ -205,6 +208,16 @@ class Collector:
         for k in ("obs", "mask", "seat", "kind", "learn", "episodes"):
             setattr(self, k, state[k].numpy().copy())
 
+    def _views(self, obs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(what the baseline bots and the teacher read, what the networks read and the
+        rollout stores): the plain observation twice, or with ``obs_type=
+        "information_state"`` its first ``OBS_DIM`` entries and the summarised information
+        state (``agents.policy.summarize_history``; the network's outputs on it are exactly
+        those on the full vector, which would cost ~3x the memory and time to store)."""
+        if not self.history:
+            return obs, obs
+        return obs[:, : self.plain_dim], self.model.summarize(obs)
+
     def _assign(self, rows: np.ndarray) -> None:
         """Draw the opponent kind and learner seat(s) of each game starting a hand."""
         if rows.size == 0:
@@ -237,7 +250,7 @@ class Collector:
 
     def collect(self) -> Batch:
         cfg, n, B, T = self.cfg, self.n, self.cfg.num_envs, self.cfg.rollout_steps
-        obs_b = np.zeros((T, B, self.obs.shape[1]), dtype=np.float32)
+        obs_b = np.zeros((T, B, self.model.summary_dim), dtype=np.float32)
         mask_b = np.zeros((T, B, self.mask.shape[1]), dtype=np.int8)
         act_b = np.zeros((T, B), dtype=np.int64)
         logp_b = np.zeros((T, B), dtype=np.float32)
@@ -255,7 +268,8 @@ class Collector:
         hands, reward_sum = 0, 0.0
         all_rows = np.arange(B)
         for t in range(T):
-            obs, mask, seat = self.obs, self.mask, self.seat
+            mask, seat = self.mask, self.seat
+            plain, obs = self._views(self.obs)  # bots read plain, networks obs
             learning = self.learn[all_rows, seat]
             actions = np.zeros(B, dtype=np.int64)
             if cfg.skip_forced:
@@ -292,7 +306,7 @@ class Collector:
                 seat_b[t, rows] = seat[rows]
                 if self.teaching:
                     teacher_b[t, rows] = self.opponents.act(
-                        self.teacher, obs[rows], mask[rows], None
+                        self.teacher, plain[rows], mask[rows], None
                     )
                 last[rows, seat[rows]] = t
             others = np.flatnonzero(~learning)
@@ -300,7 +314,8 @@ class Collector:
                 sel = others[self.kind[others] == k]
                 if sel.size:
                     policy = snap if kind == "snapshot" else self._policy(self.model)
-                    actions[sel] = self.opponents.act(kind, obs[sel], mask[sel], policy)
+                    seen = obs if kind in ("self", "snapshot") else plain
+                    actions[sel] = self.opponents.act(kind, seen[sel], mask[sel], policy)
             self.obs, self.mask, self.seat, rewards, terminated, info = self.env.step(actions)
             # Rewards reach each learning seat's last decision; a hand's end closes them.
             for s in range(n):
@@ -523,9 +538,9 @@ def _train(cfg: TrainConfig, run: RunFolder, state: dict | None, device: str) ->
     torch.manual_seed(cfg.seed)
     rng = np.random.default_rng(cfg.seed)  # opponents, learner seats, snapshot draws
     net = NetConfig(tuple(cfg.hidden), cfg.activation, cfg.shared, False, cfg.privileged_critic)
-    model = ActorCritic(net, **set_of_model(cfg)).to(device)
+    model = ActorCritic(net, **set_of_model(cfg), **obs_of(cfg)).to(device)
     optimizer = torch.optim.Adam(model.parameters(), lr=cfg.lr, eps=1e-5)
-    snap_model = ActorCritic(net, **set_of_model(cfg)).to(device)
+    snap_model = ActorCritic(net, **set_of_model(cfg), **obs_of(cfg)).to(device)
     snap_model.eval()
     collector = Collector(cfg, model, device, rng)
     shuffle_gen = torch.Generator().manual_seed(cfg.seed + 1)  # minibatch order

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from block_env.training.config import TrainConfig, game_of, set_of
+from block_env.training.config import TrainConfig, game_of, obs_of, set_of
 
 
 def evaluate_against(
@@ -25,7 +25,9 @@ def evaluate_against(
     from agents.policy import ActorCritic, PolicyAgent
     from block_env.training.batch_eval import evaluate_batched
 
-    cpu_model = ActorCritic(model.net, **({"max_pip": cfg.max_pip} if set_of(cfg) else {}))
+    cpu_model = ActorCritic(
+        model.net, **({"max_pip": cfg.max_pip} if set_of(cfg) else {}), **obs_of(cfg)
+    )
     cpu_model.load_state_dict({k: v.detach().cpu() for k, v in model.state_dict().items()})
     agent = PolicyAgent(cpu_model, "cpu", greedy=True, name="policy")
     out = {}
