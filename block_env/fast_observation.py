@@ -8,10 +8,11 @@ joined bytes become one array. The result equals ``encode(config, state, seat)``
 bit (checked by tests/test_fast_observation.py over random play on every tile set).
 
 The env calls ``observation_bytes`` with a memo it empties whenever the hand changes: the
-tail of the vector (voids, scores, target, leader, to_act, seats, partnership, tiles out of
-play) changes within a hand only with the seat to act and the voids, so it is joined once
-per (observer, seat to act, voids) and each step builds only the hand, line, ends and
-counts (tests/test_env_fast_paths.py checks the env's vectors against ``encode``).
+tail of the vector after the voids (scores, target, leader, to_act, seats, partnership,
+tiles out of play) changes within a hand only with the seat to act, so it is joined once
+per (observer, seat to act) and each step joins only the hand, line, ends, counts and
+voids to it, through a closure per observer (tests/test_env_fast_paths.py checks the env's
+vectors against ``encode``).
 """
 
 from __future__ import annotations
@@ -95,10 +96,7 @@ class FastEncoder:
         # per observer, the seats in relative order (one C call rotates a per-seat tuple)
         self._pack_padded = struct.Struct(f"={n}f{4 * (MAX_SEATS - n)}x").pack
         self._rotate = [itemgetter(*((seat + r) % n for r in range(n))) for seat in range(n)]
-        self._counts = [_counts_packer(n, seat, self._pack_padded) for seat in range(n)]
-        self._voids_then = [
-            _voids_joiner(n, seat, self._voids, self._void_pad) for seat in range(n)
-        ]
+        self._join = [_observation_joiner(self, seat) for seat in range(n)]
 
     def __reduce__(self) -> tuple:
         return (_encoder, self._key)
@@ -143,29 +141,15 @@ class FastEncoder:
         """The bytes of ``self(state, seat)``, faster for a caller that keeps ``memo``: a
         dict it empties whenever the hand changes (a new deal, a finished hand, a reset).
         Within one hand the scores, the leader, the tiles out of play and ``episode_over``
-        stay the same, so the tail of the vector (voids onwards) is kept in ``memo`` by
-        (seat, seat to act, voids) and only the hand, line, ends and counts are built."""
-        hands, played, left, current = state.hands, state.played, state.left, state.current
-        hand = hands[seat]
-        w, ml, low, high = self._w, self._mask_low, self._low, self._high
-        voids = state.voids
-        key = (seat, current, voids)
-        tail = memo.get(key)
-        if tail is None:  # first time this seat sees these voids with this seat to act
-            rest = memo.get((seat, current))
-            if rest is None:
-                rest = memo[seat, current] = self._rest_bytes(state, seat)
-            tail = memo[key] = self._voids_then[seat](voids, rest)
-        return b"".join(
-            (
-                low[hand & ml],
-                high[hand >> w],
-                low[played & ml],
-                high[played >> w],
-                self._empty if left == EMPTY else self._ends[left * self._v + state.right],
-                self._counts[seat](hands),
-                tail,
-            )
+        stay the same, so the tail of the vector after the voids is kept in ``memo`` by
+        (seat, seat to act); the hand, line, ends, counts and voids are joined to it by the
+        observer's joiner (``_observation_joiner``)."""
+        current = state.current
+        rest = memo.get((seat, current))
+        if rest is None:  # once a hand for each observer and seat to act
+            rest = memo[seat, current] = self._rest_bytes(state, seat)
+        return self._join[seat](
+            state.hands, state.played, state.left, state.right, state.voids, rest
         )
 
     def _rest_bytes(self, state: State, seat: int) -> bytes:
@@ -186,28 +170,76 @@ class FastEncoder:
         )
 
 
-def _counts_packer(n: int, seat: int, pack: Callable[..., bytes]) -> Callable[[tuple], bytes]:
-    """``hands -> pack(*tile counts by relative seat)`` for observer ``seat``, written out per
-    player count (a third of the time of ``pack(*map(int.bit_count, rotated))``)."""
+def _observation_joiner(enc: FastEncoder, seat: int) -> Callable[..., bytes]:
+    """``(hands, played, left, right, voids, rest) -> bytes`` of the observation of
+    ``seat``: hand, line, ends, tile counts and voids by relative seat, then ``rest``. One
+    closure per observer and player count, its tables and the relative order of the seats
+    bound in it (no attribute look-up, rotation or star-args on the hot path)."""
+    n = enc.num_players
+    w, ml, low, high, nv = enc._w, enc._mask_low, enc._low, enc._high, enc._v
+    ends, empty, vt, pad, pack = enc._ends, enc._empty, enc._voids, enc._void_pad, enc._pack_padded
     a, b, c, d = ((seat + r) % n for r in range(MAX_SEATS))  # c, d only used when present
-    if n == 2:
-        return lambda h: pack(h[a].bit_count(), h[b].bit_count())
-    if n == 3:
-        return lambda h: pack(h[a].bit_count(), h[b].bit_count(), h[c].bit_count())
-    return lambda h: pack(h[a].bit_count(), h[b].bit_count(), h[c].bit_count(), h[d].bit_count())
 
-
-def _voids_joiner(
-    n: int, seat: int, table: list[bytes], pad: bytes
-) -> Callable[[tuple, bytes], bytes]:
-    """``(voids, rest) -> the void flags by relative seat, the padding, then rest`` for
-    observer ``seat``, written out per player count."""
-    a, b, c, d = ((seat + r) % n for r in range(MAX_SEATS))  # c, d only used when present
     if n == 2:
-        return lambda v, rest: b"".join((table[v[a]], table[v[b]], pad, rest))
-    if n == 3:
-        return lambda v, rest: b"".join((table[v[a]], table[v[b]], table[v[c]], pad, rest))
-    return lambda v, rest: b"".join((table[v[a]], table[v[b]], table[v[c]], table[v[d]], rest))
+
+        def join(h: tuple, p: int, left: int, right: int, v: tuple, rest: bytes) -> bytes:
+            hand = h[a]
+            return b"".join(
+                (
+                    low[hand & ml],
+                    high[hand >> w],
+                    low[p & ml],
+                    high[p >> w],
+                    empty if left == EMPTY else ends[left * nv + right],
+                    pack(hand.bit_count(), h[b].bit_count()),
+                    vt[v[a]],
+                    vt[v[b]],
+                    pad,
+                    rest,
+                )
+            )
+
+    elif n == 3:
+
+        def join(h: tuple, p: int, left: int, right: int, v: tuple, rest: bytes) -> bytes:
+            hand = h[a]
+            return b"".join(
+                (
+                    low[hand & ml],
+                    high[hand >> w],
+                    low[p & ml],
+                    high[p >> w],
+                    empty if left == EMPTY else ends[left * nv + right],
+                    pack(hand.bit_count(), h[b].bit_count(), h[c].bit_count()),
+                    vt[v[a]],
+                    vt[v[b]],
+                    vt[v[c]],
+                    pad,
+                    rest,
+                )
+            )
+
+    else:
+
+        def join(h: tuple, p: int, left: int, right: int, v: tuple, rest: bytes) -> bytes:
+            hand = h[a]
+            return b"".join(
+                (
+                    low[hand & ml],
+                    high[hand >> w],
+                    low[p & ml],
+                    high[p >> w],
+                    empty if left == EMPTY else ends[left * nv + right],
+                    pack(hand.bit_count(), h[b].bit_count(), h[c].bit_count(), h[d].bit_count()),
+                    vt[v[a]],
+                    vt[v[b]],
+                    vt[v[c]],
+                    vt[v[d]],
+                    rest,
+                )
+            )
+
+    return join
 
 
 @cache
