@@ -26,6 +26,13 @@ What happens:
    evaluated policy when ``keep_best``), the final evaluation table
    (``eval.txt``/``eval.json``) and ``curve.png`` in the run folder.
 
+With ``obs_type=information_state`` the games hand out the information state (the
+observation plus the hand's public history): the networks (learner, self, snapshots) read
+it through the model's per-seat summary of the history, which is what the rollouts store
+(``agents.policy.summarize_history``: the same outputs as the full vector at a fraction of
+its size), while the baseline bots and the teacher read the plain observation, its first
+``OBS_DIM`` entries.
+
 Config: ``block_env.training.config.TrainConfig``. Runs are deterministic for a seed on CPU,
 and a resumed run continues exactly (every random state and the games in progress are in the
 checkpoint). They end on ``total_steps``; ``time_limit_min`` is an optional guard (off by
