@@ -210,6 +210,16 @@ def test_evaluations_give_the_other_agents_the_plain_observation(kw):
     assert plan.plain_cut == [p is not policy for p in plan.players]
 
 
+def test_agents_built_from_specs_are_built_on_the_information_state_env():
+    game = single_hand(num_players=2)
+    policy = PolicyAgent(info_model(game), name="hist", game=game)
+    plan = prepare([policy, "omniscient"], hands=4)
+    oracle = [p for p in plan.players if p is not policy]
+    assert oracle and all(p.env is plan.env for p in oracle)  # it reads this env's deal
+    res = evaluate([policy, "omniscient"], hands=40, seed=2)
+    assert res.stats[1].margin.mean > 0
+
+
 def test_an_agent_with_an_unknown_obs_type_is_refused():
     bot = RuleAgent()
     bot.obs_type = "pixels"  # type: ignore[attr-defined]
