@@ -56,7 +56,9 @@ reward is lost: rewards are given on the hand's last step for every seat at once
 absolute seat, whether or not that seat took a decision on that step.
 
 Randomness: see ``block_env.batched.deals`` (``deal_source``). ``sample_actions(mask)`` draws
-uniform legal actions in the backend from a generator seeded by ``reset``'s seed.
+uniform legal actions in the backend from a generator seeded by ``reset``'s seed;
+``sample_actions()`` (no mask) draws the same actions from the engine's own legal actions of
+the seat to act, without reading any mask (the fast path for random play).
 """
 
 from __future__ import annotations
