@@ -31,7 +31,11 @@ def test_torch_cpu_argsort_matches_torch_even_with_ties() -> None:
     coarse = (torch.rand((3000, 28), generator=gen) * 5).floor()  # ties in every row
     mixed = plain.clone()
     mixed[::7] = coarse[::7]  # some rows tied, most not
-    for keys in (plain, coarse, mixed):
+    near = plain.clone()  # keys equal but for their lowest bits in some rows
+    bits = near.numpy().view(np.int32)
+    bits[::5, 1] = (bits[::5, 0] & ~31) | ((bits[::5, 0] + 7) & 31)
+    small = torch.rand((3000, 6), generator=gen)  # a small tile set
+    for keys in (plain, coarse, mixed, near, small):
         got = argsort_rows_cpu(torch, keys)
         assert got.dtype == torch.int64
         assert torch.equal(got, keys.argsort(dim=1))

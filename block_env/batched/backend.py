@@ -389,7 +389,7 @@ class TorchBackend:
     def permutations(self, rng: Any, k: int, num_tiles: int = 28) -> Any:
         """k independent uniform permutations of the T tiles, shape (k, T)."""
         keys = self.torch.rand((k, num_tiles), generator=rng, device=self.device)
-        if self.device.type != "cpu":
+        if self.device.type != "cpu" or num_tiles > 32:
             return keys.argsort(dim=1)
         return argsort_rows_cpu(self.torch, keys)
 
@@ -458,18 +458,22 @@ _SWAR_HIGH = 0x8080808080808080 - (1 << 64)  # as a signed int64
 
 
 def argsort_rows_cpu(torch: Any, keys: Any) -> Any:
-    """``keys.argsort(dim=1)`` for a 2-D CPU float tensor, bit for bit, several times faster:
-    numpy's argsort of the same keys gives the same permutation wherever a row has no two
-    equal keys (the sorted order is then unique); rows with a tie (float32 keys from
-    ``torch.rand``: about 2e-5 per row of 28) are sorted by torch, whose order of equal keys
-    depends on the row alone."""
-    np_keys = keys.numpy()
-    perm = np_keys.argsort(axis=1)
-    ordered = np.take_along_axis(np_keys, perm, axis=1)
-    tied = (ordered[:, 1:] == ordered[:, :-1]).any(1)
-    perm = torch.from_numpy(perm)
-    if tied.any():
-        rows = torch.from_numpy(np.flatnonzero(tied))
+    """``keys.argsort(dim=1)`` for a 2-D CPU float32 tensor of keys in [0, 1) with at most 32
+    columns, bit for bit, several times faster. Each key's column index replaces the 5
+    lowest bits of its bit pattern (non-negative float32s order as their int32 patterns) and
+    numpy sorts the patterns: where the keys of a row differ above those 5 bits, that order
+    is the keys' unique order. The other rows (two keys equal, or equal but for the lowest
+    bits: about 1e-3 per row of 28 ``torch.rand`` keys) are sorted by torch itself, whose
+    order of equal keys depends on the row alone."""
+    patterns = keys.numpy().view(np.int32) & ~31
+    cols = keys.shape[1]
+    patterns |= np.arange(cols, dtype=np.int32)
+    patterns.sort(axis=1)
+    high = patterns >> 5
+    unsure = (high[:, 1:] == high[:, :-1]).any(1)
+    perm = torch.from_numpy((patterns & 31).astype(np.int64))
+    if unsure.any():
+        rows = torch.from_numpy(np.flatnonzero(unsure))
         perm[rows] = keys[rows].argsort(dim=1)
     return perm
 
