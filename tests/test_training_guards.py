@@ -370,3 +370,20 @@ def test_a_checkpoint_whose_training_state_does_not_fit_is_refused(
     torch.save(state, odd)
     status, err = cli(capsys, SMOKE, f"run_dir={run}", "--resume", "--checkpoint", odd)
     assert status == 2 and "does not fit" in one_line(err) and str(odd) in err
+
+
+def test_checkpoint_written_before_the_teacher_and_obs_type_keys_resumes_as_it_ran(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    run = tmp_path / "run"
+    assert cli(capsys, SMOKE, f"run_dir={run}", "total_steps=512", "teacher=none")[0] == 0
+    latest = run / "checkpoints" / "latest.pt"
+    state = torch.load(latest, weights_only=True)
+    for key in ("teacher", "teacher_coef", "teacher_steps", "obs_type"):
+        del state["config"][key]  # as a checkpoint of the same format written before them
+    torch.save(state, latest)
+    status, err = cli(capsys, SMOKE, f"run_dir={run}", "total_steps=1024", "--resume")
+    assert status == 2 and "teacher: checkpoint 'none' vs now 'auto'" in one_line(err)
+    assert "obs_type" not in err  # a missing obs_type is the plain observation
+    resumed = [f"run_dir={run}", "total_steps=1024", "teacher=none", "--resume"]
+    assert cli(capsys, SMOKE, *resumed)[0] == 0

@@ -261,11 +261,22 @@ def read_checkpoint(path: Path) -> dict[str, Any]:
     return state
 
 
+# Keys added to TrainConfig after checkpoints of this format were first written, with the
+# value that reproduces what a run without them did (no teacher, the plain observation).
+KEYS_ADDED_LATER = {
+    "teacher": "none",
+    "teacher_coef": 1.0,
+    "teacher_steps": 3_000_000,
+    "obs_type": "observation",
+}
+
+
 def load_checkpoint(path: Path, cfg: TrainConfig) -> dict[str, Any]:
     """``read_checkpoint``, for a run with the same config (except ``RESUMABLE`` keys), else
-    a BadCheckpoint listing the differing keys."""
+    a BadCheckpoint listing the differing keys. A checkpoint written before a key existed
+    counts as having the value that reproduces it (``KEYS_ADDED_LATER``)."""
     state = read_checkpoint(path)
-    saved = state["config"]
+    saved = {**KEYS_ADDED_LATER, **state["config"]}
     now = asdict(cfg)
     diff = sorted(
         k for k in set(saved) | set(now) if k not in RESUMABLE and saved.get(k) != now.get(k)
