@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import warnings
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 
@@ -106,3 +108,31 @@ def run_pettingzoo_test(fn: Callable[[], object]) -> None:
         fn()
     unexpected = [str(w.message) for w in caught if str(w.message) not in KNOWN_PETTINGZOO_WARNINGS]
     assert not unexpected, unexpected
+
+
+# ------------------------------------------------------------ training runs
+
+
+def final_state(run_dir: Path) -> dict:
+    """The latest checkpoint of a training run folder."""
+    import torch
+
+    return torch.load(run_dir / "checkpoints/latest.pt", weights_only=True)
+
+
+def assert_same_training(a: Path, b: Path) -> None:
+    """Bit-for-bit equal weights, optimizer state and evaluation history."""
+    import torch
+
+    sa, sb = final_state(a), final_state(b)
+    wa, wb = sa["policy"]["weights"], sb["policy"]["weights"]
+    assert wa.keys() == wb.keys()
+    for k in wa:
+        assert torch.equal(wa[k], wb[k]), k
+    for pa, pb in zip(sa["optimizer"]["state"].values(), sb["optimizer"]["state"].values()):
+        for k in pa:
+            assert torch.equal(torch.as_tensor(pa[k]), torch.as_tensor(pb[k])), k
+    ha = [(h["update"], h["eval"]) for h in json.loads(sa["history"])]
+    hb = [(h["update"], h["eval"]) for h in json.loads(sb["history"])]
+    assert ha == hb
+    assert sa["best_update"] == sb["best_update"]

@@ -17,6 +17,8 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from helpers import assert_same_training, final_state  # noqa: E402
+
 import agents  # noqa: E402
 import train  # noqa: E402
 from agents.policy import ActorCritic, NetConfig, summarize_history  # noqa: E402
@@ -35,10 +37,6 @@ SIX = ["total_steps=3072", "checkpoint_every=2", "eval_every=3", "snapshot_every
 
 def config(run_dir: Path, *extra: str) -> Any:
     return load_config(SMOKE, [f"run_dir={run_dir}", *SIX, *INFO, *extra])
-
-
-def final_state(run_dir: Path) -> dict:
-    return torch.load(run_dir / "checkpoints/latest.pt", weights_only=True)
 
 
 @pytest.fixture(scope="module")
@@ -162,17 +160,8 @@ def test_resume_of_an_information_state_run_is_exact(
     assert final_state(run)["update"] == 2
     monkeypatch.setattr(ppo, "ppo_update", real)
     assert train.main([str(SMOKE), f"run_dir={run}", *SIX, *INFO, "--resume"]) == 0
-    a, b = final_state(run), final_state(whole)
-    wa, wb = a["policy"]["weights"], b["policy"]["weights"]
-    assert wa.keys() == wb.keys()
-    for k in wa:
-        assert torch.equal(wa[k], wb[k]), k
-    for pa, pb in zip(a["optimizer"]["state"].values(), b["optimizer"]["state"].values()):
-        for k in pa:
-            assert torch.equal(torch.as_tensor(pa[k]), torch.as_tensor(pb[k])), k
-    ha = [(h["update"], h["eval"]) for h in json.loads(a["history"])]
-    hb = [(h["update"], h["eval"]) for h in json.loads(b["history"])]
-    assert ha == hb and len(ha) == 2
+    assert_same_training(run, whole)
+    assert len(json.loads(final_state(run)["history"])) == 2
     # resuming it as a plain run is refused: another config
     with pytest.raises(BadCheckpoint, match="obs_type: checkpoint 'information_state'"):
         train.train(load_config(SMOKE, [f"run_dir={run}", *SIX]), resume=True)

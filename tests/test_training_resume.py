@@ -19,6 +19,8 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from helpers import assert_same_training, final_state  # noqa: E402
+
 import train  # noqa: E402
 from block_env.training import ppo  # noqa: E402
 from block_env.training.config import load_config  # noqa: E402
@@ -32,26 +34,6 @@ SIX = ["total_steps=3072", "checkpoint_every=2", "eval_every=3", "snapshot_every
 
 def config(run_dir: Path, *extra: str):
     return load_config(SMOKE, [f"run_dir={run_dir}", *SIX, *extra])
-
-
-def final_state(run_dir: Path) -> dict:
-    return torch.load(run_dir / "checkpoints/latest.pt", weights_only=True)
-
-
-def assert_same_training(a: Path, b: Path) -> None:
-    """Bit-for-bit equal weights, optimizer state and evaluation history."""
-    sa, sb = final_state(a), final_state(b)
-    wa, wb = sa["policy"]["weights"], sb["policy"]["weights"]
-    assert wa.keys() == wb.keys()
-    for k in wa:
-        assert torch.equal(wa[k], wb[k]), k
-    for pa, pb in zip(sa["optimizer"]["state"].values(), sb["optimizer"]["state"].values()):
-        for k in pa:
-            assert torch.equal(torch.as_tensor(pa[k]), torch.as_tensor(pb[k])), k
-    ha = [(h["update"], h["eval"]) for h in json.loads(sa["history"])]
-    hb = [(h["update"], h["eval"]) for h in json.loads(sb["history"])]
-    assert ha == hb
-    assert sa["best_update"] == sb["best_update"]
 
 
 def log_updates(run_dir: Path) -> list[int]:
