@@ -6,6 +6,7 @@ import json
 import warnings
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -136,3 +137,21 @@ def assert_same_training(a: Path, b: Path) -> None:
     hb = [(h["update"], h["eval"]) for h in json.loads(sb["history"])]
     assert ha == hb
     assert sa["best_update"] == sb["best_update"]
+
+
+def crash_in_update(monkeypatch: Any, call: int) -> Callable[[], None]:
+    """Make the trainer's ``ppo_update`` raise "simulated crash" on its ``call``-th call;
+    returns the function that puts the real one back."""
+    from block_env.training import ppo
+
+    real = ppo.ppo_update
+    calls = {"n": 0}
+
+    def dies(*args: Any, **kwargs: Any) -> Any:
+        calls["n"] += 1
+        if calls["n"] == call:
+            raise RuntimeError("simulated crash")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(ppo, "ppo_update", dies)
+    return lambda: monkeypatch.setattr(ppo, "ppo_update", real)

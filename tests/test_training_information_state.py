@@ -17,7 +17,7 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from helpers import assert_same_training, final_state  # noqa: E402
+from helpers import assert_same_training, crash_in_update, final_state  # noqa: E402
 
 import agents  # noqa: E402
 import train  # noqa: E402
@@ -145,20 +145,11 @@ def test_resume_of_an_information_state_run_is_exact(
     tmp_path: Path, whole: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     run = tmp_path / "run"
-    real = ppo.ppo_update
-    calls = {"n": 0}
-
-    def dies_in_update_4(*args: Any, **kwargs: Any) -> Any:
-        calls["n"] += 1
-        if calls["n"] == 4:
-            raise RuntimeError("simulated crash")
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(ppo, "ppo_update", dies_in_update_4)
+    restore = crash_in_update(monkeypatch, 4)
     with pytest.raises(RuntimeError, match="simulated crash"):
         train.train(config(run))
     assert final_state(run)["update"] == 2
-    monkeypatch.setattr(ppo, "ppo_update", real)
+    restore()
     assert train.main([str(SMOKE), f"run_dir={run}", *SIX, *INFO, "--resume"]) == 0
     assert_same_training(run, whole)
     assert len(json.loads(final_state(run)["history"])) == 2

@@ -19,7 +19,7 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from helpers import assert_same_training, final_state  # noqa: E402
+from helpers import assert_same_training, crash_in_update, final_state  # noqa: E402
 
 import train  # noqa: E402
 from block_env.training import ppo  # noqa: E402
@@ -52,20 +52,11 @@ def test_resume_after_a_crash_mid_update_is_exact(
     tmp_path: Path, uninterrupted: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     run = tmp_path / "run"
-    real = ppo.ppo_update
-    calls = {"n": 0}
-
-    def dies_in_update_4(*args, **kwargs):
-        calls["n"] += 1
-        if calls["n"] == 4:
-            raise RuntimeError("simulated crash")
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(ppo, "ppo_update", dies_in_update_4)
+    restore = crash_in_update(monkeypatch, 4)
     with pytest.raises(RuntimeError, match="simulated crash"):
         train.train(config(run))
     assert final_state(run)["update"] == 2 and log_updates(run) == [1, 2, 3]
-    monkeypatch.setattr(ppo, "ppo_update", real)
+    restore()
     assert train.main([str(SMOKE), f"run_dir={run}", *SIX, "--resume"]) == 0
     assert log_updates(run) == [1, 2, 3, 4, 5, 6]  # update 3 was logged once, then cut back
     assert_same_training(run, uninterrupted)
