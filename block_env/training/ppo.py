@@ -19,6 +19,10 @@ What happens:
    (``privileged_critic``, training only: the actor, which is all a player uses, sees the
    observation alone); this cuts the variance of the advantages, and was the change that
    took the default run from about +0.5 to about +1.9 points per hand over ``greedy``.
+   During the first ``teacher_steps`` steps the loss also holds the cross-entropy of a
+   teacher bot's move on each decision (kickstarting; ``teacher: auto`` is the rule bot),
+   with a weight falling linearly to 0: the default run then passes the rule bot within
+   minutes instead of tens of minutes.
 4. Every ``eval_every`` updates the greedy policy plays the baselines on duplicate deals
    (the deals, seatings and statistics of ``block_env.evaluate``, all games at once on the
    batched engine: ``block_env.training.batch_eval``); TensorBoard, checkpoints
@@ -422,11 +426,10 @@ def ppo_update(
         "adv": torch.from_numpy(batch.advantages).to(device),
         "ret": torch.from_numpy(batch.returns).to(device),
     }
+    stats: dict[str, list[float]] = {k: [] for k in ("pg", "vf", "ent", "kl", "clipfrac")}
     teaching = teacher_coef > 0
     if teaching:
         t["teacher"] = torch.from_numpy(batch.teacher).to(device)
-    stats: dict[str, list[float]] = {k: [] for k in ("pg", "vf", "ent", "kl", "clipfrac")}
-    if teaching:
         stats["teacher_ce"] = []
     mb = min(cfg.minibatch_size, N)
     for _ in range(cfg.epochs):
