@@ -87,6 +87,7 @@ class Lockstep:
         info = {k: to_np(v) for k, v in info.items()}
         rewards, terminated = to_np(rewards), to_np(terminated)
         assert rewards.dtype == np.float32 and rewards.shape == (len(self.aecs), self.n)
+        self.last_final = info["final_obs"]  # (K, n, width): kept for the callers' checks
         final_rows = {int(g): j for j, g in enumerate(info["final_index"])}
         for i, env in enumerate(self.aecs):
             actor = env.agent_selection
