@@ -11,11 +11,16 @@ returned mask as a policy's caller would. The AEC baseline does the same through
 API (``observe`` of the agent to act, a random legal action from its mask, ``step``,
 ``reset`` at the end of each match) in the same run.
 
+Kernels (the table's "kernels" column): ``numpy`` runs numpy calls; ``torch`` on the CPU runs
+the same numpy kernels by default (``BatchedEnv(kernels="auto")``: torch's randomness, torch
+tensors handed out, sharing the memory of the numpy arrays); ``--backends torch-ops`` times
+torch with its own kernels (``kernels="torch"``, the path CUDA takes) on the same device.
+
 Usage::
 
     python benchmarks/bench_batched.py            # B = 1, 64, 1024, 4096, 8192; numpy, torch
     python benchmarks/bench_batched.py --quick    # a few seconds
-    python benchmarks/bench_batched.py --threads 2 --sizes 4096 --backends torch
+    python benchmarks/bench_batched.py --threads 2 --sizes 4096 --backends torch torch-ops
 
 Prints a markdown table: medians over ``--repeats`` timed runs, the ratio to ``raw_env``,
 and the memory per game (state arrays, and the peak allocated by one step for numpy).
@@ -36,7 +41,10 @@ import numpy as np
 import block_env
 from block_env.batched import BatchedEnv
 
-HEADER = "| engine | B | agent-steps/s | x raw_env | state B/game | outputs B/game | peak B/game |"
+HEADER = (
+    "| engine | kernels | B | agent-steps/s | x raw_env | state B/game | outputs B/game "
+    "| peak B/game |"
+)
 
 
 def bench_aec(config: dict, seconds: float, repeats: int, seed: int = 0) -> float:
@@ -75,8 +83,13 @@ def bench_batched(
     auto_pass: bool = False,
     from_mask: bool = False,
 ) -> dict[str, Any]:
-    """Median agent-steps/s of the batched engine with in-backend random legal actions."""
-    env = BatchedEnv(num_envs, backend=backend, device=device, auto_pass=auto_pass, **config)
+    """Median agent-steps/s of the batched engine with in-backend random legal actions
+    (``backend`` "torch-ops": torch with its own kernels)."""
+    kernels = "torch" if backend == "torch-ops" else "auto"
+    backend = "torch" if backend == "torch-ops" else backend
+    env = BatchedEnv(
+        num_envs, backend=backend, device=device, auto_pass=auto_pass, kernels=kernels, **config
+    )
     obs, mask, seat = env.reset(seed=0)
     sync = _sync(backend, device)
 
@@ -104,6 +117,7 @@ def bench_batched(
         "state_bytes": env.state_bytes() / num_envs,
         "output_bytes": _nbytes(obs, mask, seat) / num_envs,
         "peak_bytes": None,
+        "kernels": env.kernels,
     }
     if backend == "numpy":  # tracemalloc sees numpy's allocations (not torch's)
         tracemalloc.start()
@@ -138,7 +152,13 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="short runs, B = 1, 64, 4096")
     parser.add_argument("--sizes", type=int, nargs="+", default=None)
-    parser.add_argument("--backends", nargs="+", default=["numpy", "torch"])
+    parser.add_argument(
+        "--backends",
+        nargs="+",
+        default=["numpy", "torch"],
+        choices=["numpy", "torch", "torch-ops"],
+        help="torch-ops: torch with its own kernels (kernels='torch')",
+    )
     parser.add_argument("--device", default="cpu", help="torch device (cpu, cuda)")
     parser.add_argument("--threads", type=int, default=1, help="torch.set_num_threads (0: keep)")
     parser.add_argument("--repeats", type=int, default=None)
@@ -157,7 +177,7 @@ def main(argv: list[str] | None = None) -> None:
     seconds = args.seconds or (0.3 if args.quick else 1.0)
     config = {"num_players": args.players, "episode": args.episode}
     torch_version = "-"
-    if "torch" in args.backends:
+    if {"torch", "torch-ops"} & set(args.backends):
         import torch
 
         if args.threads > 0:
@@ -178,8 +198,8 @@ def main(argv: list[str] | None = None) -> None:
     aec = bench_aec(config, seconds, repeats)
     print()
     print(HEADER)
-    print("|---|---:|---:|---:|---:|---:|---:|")
-    print(f"| AEC raw_env | 1 | {_fmt_rate(aec)} | 1.0 | - | - | - |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|")
+    print(f"| AEC raw_env | - | 1 | {_fmt_rate(aec)} | 1.0 | - | - | - |")
     for backend in args.backends:
         for num_envs in sizes:
             r = bench_batched(
@@ -195,7 +215,8 @@ def main(argv: list[str] | None = None) -> None:
             peak = "-" if r["peak_bytes"] is None else f"{r['peak_bytes']:,.0f}"
             name = backend if backend == "numpy" else f"torch-{args.device}"
             print(
-                f"| {name} | {num_envs} | {_fmt_rate(r['rate'])} | {r['rate'] / aec:,.1f} "
+                f"| {name} | {r['kernels']} | {num_envs} | {_fmt_rate(r['rate'])} "
+                f"| {r['rate'] / aec:,.1f} "
                 f"| {r['state_bytes']:,.0f} | {r['output_bytes']:,.0f} | {peak} |",
                 flush=True,
             )

@@ -27,7 +27,18 @@ DIFF_CONFIGS = [
     {"num_players": 4, "reward": "zero_sum", "target_score": 20},
     *SET_CONFIGS,
 ]
-BACKENDS = ["numpy", "torch"]
+# numpy; torch on the CPU, which runs the numpy kernels by default; and the torch kernels
+# (the path CUDA takes) run on the CPU
+BACKENDS = ["numpy", "torch", "torch-ops"]
+
+
+def engine(backend: str) -> dict:
+    """BatchedEnv keywords for a name of BACKENDS ("torch-ops": torch with its own kernels)."""
+    if backend == "torch-ops":
+        return {"backend": "torch", "kernels": "torch"}
+    return {"backend": backend}
+
+
 NUM_GAMES = 24
 NUM_STEPS = 260
 
@@ -46,7 +57,7 @@ class Lockstep:
         self.pass_action = block_env.BlockConfig(**cfg).tiles.pass_action
         self.auto_pass = kwargs.get("auto_pass", False)
         options = kwargs.pop("options", None)
-        self.batched = BatchedEnv(num_games, backend=backend, deal_source="aec", **cfg, **kwargs)
+        self.batched = BatchedEnv(num_games, **engine(backend), deal_source="aec", **cfg, **kwargs)
         self.aecs = [block_env.raw_env(**cfg) for _ in range(num_games)]
         for i, env in enumerate(self.aecs):
             env.reset(seed=seed + i, options=None if options is None else options[i])

@@ -8,13 +8,12 @@ import sys
 
 import numpy as np
 import pytest
+from test_batched import BACKENDS, engine
 
 from block_env.batched import BatchedEnv
 from block_env.env import INFO_KEYS
 from block_env.observation import OBS_DIM
 from block_env.tiles import TILES
-
-BACKENDS = ["numpy", "torch"]
 
 
 def to_np(x) -> np.ndarray:
@@ -25,7 +24,7 @@ def to_np(x) -> np.ndarray:
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_shapes_and_dtypes(backend: str) -> None:
-    env = BatchedEnv(5, backend=backend, num_players=3)
+    env = BatchedEnv(5, **engine(backend), num_players=3)
     obs, mask, seat = env.reset(seed=0)
     assert tuple(obs.shape) == (5, OBS_DIM) and tuple(mask.shape) == (5, 57)
     obs, mask, seat, rewards, terminated, info = env.step(env.sample_actions(mask))
@@ -42,23 +41,25 @@ def test_shapes_and_dtypes(backend: str) -> None:
     assert env.single_action_space.n == 57
     names = [str(x.dtype).split(".")[-1] for x in (obs, mask, seat, rewards, terminated)]
     assert names == ["float32", "int8", "int64", "float32", "bool"]
-    if backend == "torch":
+    if backend != "numpy":
         import torch
 
         assert all(isinstance(x, torch.Tensor) for x in (obs, mask, seat, rewards, terminated))
 
 
 def test_numpy_and_torch_agree_given_the_same_deals() -> None:
-    """With the AEC deal source both backends play the very same games, bit for bit."""
-    envs = [BatchedEnv(8, backend=b, deal_source="aec", num_players=4) for b in BACKENDS]
+    """With the AEC deal source both backends (and torch's two kernels) play the very same
+    games, bit for bit."""
+    envs = [BatchedEnv(8, **engine(b), deal_source="aec", num_players=4) for b in BACKENDS]
     outs = [env.reset(seed=9) for env in envs]
     rng = np.random.default_rng(0)
     for _ in range(60):
-        for got, want in zip(outs[1], outs[0]):
-            if isinstance(want, dict):
-                assert all(np.array_equal(to_np(got[k]), to_np(want[k])) for k in want)
-            else:
-                np.testing.assert_array_equal(to_np(got), to_np(want))
+        for other in outs[1:]:
+            for got, want in zip(other, outs[0]):
+                if isinstance(want, dict):
+                    assert all(np.array_equal(to_np(got[k]), to_np(want[k])) for k in want)
+                else:
+                    np.testing.assert_array_equal(to_np(got), to_np(want))
         actions = np.array([rng.choice(np.flatnonzero(m)) for m in to_np(outs[0][1])])
         outs = [env.step(actions) for env in envs]
 
@@ -78,6 +79,8 @@ def test_numpy_and_torch_agree_given_the_same_deals() -> None:
         ({"num_envs": 2, "num_players": 5}, "num_players=5"),
         ({"num_envs": 2, "num_players": 3, "partnership": True}, "partnership=True"),
         ({"num_envs": 2, "reward": "money"}, "reward='money'"),
+        ({"num_envs": 2, "kernels": "jax"}, "kernels='jax'.*auto, numpy, torch"),
+        ({"num_envs": 2, "kernels": "torch"}, "kernels='torch' needs backend='torch'"),
     ],
 )
 def test_bad_construction_raises_value_error(kwargs: dict, match: str) -> None:
@@ -87,7 +90,7 @@ def test_bad_construction_raises_value_error(kwargs: dict, match: str) -> None:
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_bad_actions_raise_value_error_and_change_nothing(backend: str) -> None:
-    env = BatchedEnv(3, backend=backend, num_players=2)
+    env = BatchedEnv(3, **engine(backend), num_players=2)
     _, mask, _ = env.reset(seed=4)
     mask = to_np(mask)
     before = env.snapshot()
@@ -117,7 +120,7 @@ def test_bad_actions_raise_value_error_and_change_nothing(backend: str) -> None:
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_sample_actions_rejects_masks_without_legal_actions(backend: str) -> None:
-    env = BatchedEnv(2, backend=backend)
+    env = BatchedEnv(2, **engine(backend))
     _, mask, _ = env.reset(seed=0)
     empty = mask * 0
     empty[0] = mask[0]
@@ -175,7 +178,7 @@ def test_numpy_backend_never_imports_torch() -> None:
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_auto_pass_never_asks_for_a_forced_pass(backend: str) -> None:
-    env = BatchedEnv(256, backend=backend, num_players=4, auto_pass=True)
+    env = BatchedEnv(256, **engine(backend), num_players=4, auto_pass=True)
     obs, mask, seat = env.reset(seed=2)
     passes = 0
     for _ in range(100):
@@ -186,3 +189,20 @@ def test_auto_pass_never_asks_for_a_forced_pass(backend: str) -> None:
         new_voids = env.snapshot()["voids"] & ~voids_before
         passes += int((new_voids != 0).any(1).sum())
     assert passes > 0  # forced passes happened, and were recorded as voids
+
+
+def test_kernels_of_each_backend() -> None:
+    """numpy computes with numpy; torch on the CPU with numpy unless told otherwise, and hands
+    out torch tensors either way."""
+    torch = pytest.importorskip("torch")
+    assert BatchedEnv(2).kernels == "numpy"
+    assert BatchedEnv(2, kernels="numpy").kernels == "numpy"
+    assert BatchedEnv(2, backend="torch").kernels == "numpy"
+    assert BatchedEnv(2, backend="torch", kernels="numpy").kernels == "numpy"
+    assert BatchedEnv(2, backend="torch", kernels="torch").kernels == "torch"
+    for kernels in ("numpy", "torch"):
+        env = BatchedEnv(3, backend="torch", kernels=kernels, num_players=3)
+        out = env.reset(seed=1)
+        out += env.step(env.sample_actions())[3:]
+        arrays = list(out[:-1]) + list(out[-1].values())
+        assert all(isinstance(x, torch.Tensor) and x.device.type == "cpu" for x in arrays)

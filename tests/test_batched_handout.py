@@ -7,8 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from helpers import to_np
+from test_batched import BACKENDS, engine
 
-from block_env.batched import BACKENDS, BatchedEnv
+from block_env.batched import BatchedEnv
 
 
 def _scribble(x) -> None:
@@ -34,8 +35,8 @@ def _outputs(out) -> list:
 @pytest.mark.parametrize("num_envs", [1, 7])
 def test_writing_into_outputs_never_changes_the_games(backend: str, num_envs: int) -> None:
     kw = {"num_players": 3, "target_score": 20}
-    env = BatchedEnv(num_envs, backend=backend, **kw)
-    twin = BatchedEnv(num_envs, backend=backend, **kw)
+    env = BatchedEnv(num_envs, **engine(backend), **kw)
+    twin = BatchedEnv(num_envs, **engine(backend), **kw)
     out, clean = env.reset(seed=3), twin.reset(seed=3)
     rng = np.random.default_rng(0)
     for _ in range(80):
@@ -57,7 +58,7 @@ def test_writing_into_outputs_never_changes_the_games(backend: str, num_envs: in
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("num_envs", [1, 4])
 def test_arrays_kept_from_a_step_do_not_change_later(backend: str, num_envs: int) -> None:
-    env = BatchedEnv(num_envs, backend=backend, num_players=2)
+    env = BatchedEnv(num_envs, **engine(backend), num_players=2)
     out = env.reset(seed=1)
     for _ in range(40):
         kept = [to_np(x).copy() for x in _outputs(out)]
@@ -69,7 +70,7 @@ def test_arrays_kept_from_a_step_do_not_change_later(backend: str, num_envs: int
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_seeds_of_any_size_work_and_repeat(backend: str) -> None:
-    env = BatchedEnv(3, backend=backend)
+    env = BatchedEnv(3, **engine(backend))
     first = [to_np(x).copy() for x in env.reset(seed=2**70)]
     again = [to_np(x).copy() for x in env.reset(seed=2**70)]
     other = [to_np(x).copy() for x in env.reset(seed=2**70 + 1)]

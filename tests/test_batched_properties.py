@@ -7,12 +7,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from helpers import CONFIGS, SET_CONFIGS, config_id, naive_points, tiles_of, to_np
+from test_batched import BACKENDS, engine
 
 from block_env.batched import BatchedEnv
 from block_env.observation import obs_layout
 from block_env.tiles import TILES
 
-BACKENDS = ["numpy", "torch"]
 PROPERTY_CONFIGS = CONFIGS + SET_CONFIGS
 NUM_GAMES = 64
 NUM_STEPS = 150
@@ -49,7 +49,7 @@ def naive_play(left: int, right: int, action: int, tiles=TILES) -> tuple[int, in
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("cfg", PROPERTY_CONFIGS, ids=config_id)
 def test_rules_hold_in_random_batched_play(cfg: dict, backend: str) -> None:
-    env = BatchedEnv(NUM_GAMES, backend=backend, **cfg)
+    env = BatchedEnv(NUM_GAMES, **engine(backend), **cfg)
     config = env.config
     n = config.num_players
     sides = list(config.teams)
@@ -146,7 +146,7 @@ def test_no_leak_same_hand_and_public_history_same_observation(backend: str) -> 
         for opp in (theirs, other):
             options.append({"hands": [[TILES[t] for t in mine], [TILES[t] for t in opp]]})
             options[-1]["leader"] = 0
-    env = BatchedEnv(2 * pairs, backend=backend, num_players=2)
+    env = BatchedEnv(2 * pairs, **engine(backend), num_players=2)
     obs, mask, seat = (to_np(x) for x in env.reset(seed=0, options=options))
     alive = np.ones(pairs, dtype=bool)
     compared = 0
@@ -173,7 +173,7 @@ def test_no_leak_same_hand_and_public_history_same_observation(backend: str) -> 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_fast_deals_are_reproducible_and_fair(backend: str) -> None:
     def trajectory(seed: int) -> list[np.ndarray]:
-        env = BatchedEnv(16, backend=backend, num_players=3)
+        env = BatchedEnv(16, **engine(backend), num_players=3)
         obs, mask, _ = env.reset(seed=seed)
         out = [to_np(obs)]
         for _ in range(40):
@@ -186,7 +186,7 @@ def test_fast_deals_are_reproducible_and_fair(backend: str) -> None:
     assert not all(np.array_equal(x, y) for x, y in zip(first, other))
 
     games = 6000
-    env = BatchedEnv(games, backend=backend, num_players=3)
+    env = BatchedEnv(games, **engine(backend), num_players=3)
     env.reset(seed=1)
     snap = env.snapshot()
     leaders = np.bincount(snap["leader"], minlength=3)
@@ -204,10 +204,10 @@ def test_sample_actions_is_uniform_over_the_legal_actions(backend: str) -> None:
     mask = np.zeros((rows, 57), dtype=np.int8)
     mask[:, legal] = 1
     mask[: rows // 2, 3] = 0  # half the rows have one legal action fewer
-    env = BatchedEnv(1, backend=backend)
+    env = BatchedEnv(1, **engine(backend))
     env.reset(seed=0)
     given = mask
-    if backend == "torch":
+    if backend != "numpy":
         import torch
 
         given = torch.as_tensor(mask)
@@ -223,7 +223,7 @@ def test_sample_actions_is_uniform_over_the_legal_actions(backend: str) -> None:
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_fast_deals_of_a_small_set_are_fair(backend: str) -> None:
     games = 6000
-    env = BatchedEnv(games, backend=backend, num_players=3, max_pip=3)  # 10 tiles, 2 each
+    env = BatchedEnv(games, **engine(backend), num_players=3, max_pip=3)  # 10 tiles, 2 each
     env.reset(seed=2)
     snap = env.snapshot()
     held = (snap["hands"][:, :, None] >> np.arange(10)) & 1  # (games, seat, tile)

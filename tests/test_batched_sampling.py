@@ -7,8 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from helpers import to_np
+from test_batched import BACKENDS, engine
 
-from block_env.batched import BACKENDS, BatchedEnv
+from block_env.batched import BatchedEnv
 
 CONFIGS = [
     {"num_players": 2},
@@ -21,8 +22,8 @@ CONFIGS = [
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("cfg", CONFIGS, ids=lambda c: "-".join(f"{k}={v}" for k, v in c.items()))
 def test_without_a_mask_draws_what_the_mask_draws(cfg: dict, backend: str) -> None:
-    with_mask = BatchedEnv(64, backend=backend, **cfg)
-    without = BatchedEnv(64, backend=backend, **cfg)
+    with_mask = BatchedEnv(64, **engine(backend), **cfg)
+    without = BatchedEnv(64, **engine(backend), **cfg)
     out, twin = with_mask.reset(seed=8), without.reset(seed=8)
     for _ in range(150):
         drawn = with_mask.sample_actions(out[1])
@@ -42,7 +43,7 @@ def _ranks(picks: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_without_a_mask_draws_legal_actions_uniformly(backend: str) -> None:
     games = 12000
-    env = BatchedEnv(games, backend=backend, num_players=2)
+    env = BatchedEnv(games, **engine(backend), num_players=2)
     _, mask, _ = env.reset(seed=0)
     for _ in range(3):  # a few plies in: rows with 1 to 7+ legal actions, passes among them
         _, mask, *_ = env.step(env.sample_actions())
@@ -86,6 +87,6 @@ def test_the_uniformity_check_catches_a_biased_sampler() -> None:
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_without_a_mask_needs_a_reset_first(backend: str) -> None:
-    env = BatchedEnv(3, backend=backend)
+    env = BatchedEnv(3, **engine(backend))
     with pytest.raises(RuntimeError, match="reset"):
         env.sample_actions()

@@ -3,6 +3,15 @@
 The engine is written once with Python operators (``&``, ``|``, ``<<``, ``>>``, ``%``,
 comparisons, fancy indexing), which numpy arrays and torch tensors share; everything else it
 needs goes through the few methods of these classes. All integers are int64.
+
+Kernels: the engine's array operations run either as numpy calls (``NumpyBackend``) or as
+torch calls (``TorchBackend``, the path CUDA uses). ``backend="torch"`` on the CPU runs the
+numpy kernels by default (``TorchNumpyBackend``: numpy calls cost a few times less than torch's
+on small arrays, and a step makes about a hundred): the randomness is still torch's (the same
+generators and draws, so the same deals and actions as the torch kernels), and the arrays
+handed out are torch tensors sharing the memory of the new numpy arrays (``torch.from_numpy``,
+no copy). ``kernels="torch"`` keeps the torch kernels on the CPU; the tests run both and
+compare them with the AEC env and with each other.
 """
 
 from __future__ import annotations
@@ -24,6 +33,7 @@ class NumpyBackend:
     """numpy arrays on the CPU; randomness from ``numpy.random.Generator``."""
 
     name = "numpy"
+    kernels = "numpy"
     device = "cpu"
 
     def table(self, array: np.ndarray) -> np.ndarray:
@@ -116,6 +126,22 @@ class NumpyBackend:
         m = words.shape[0]
         as_bytes = np.ascontiguousarray(words).view(np.uint8)
         return _BYTE_BITS64.take(as_bytes).view(np.uint8).reshape(m, -1)
+
+    def unpack_words(self, words: np.ndarray) -> np.ndarray:
+        """(M, k) int64 words -> (M, 8 k) int64: word 8 i + j holds bit 8 j + r of word i
+        as its byte r (``unpack_bits`` as int64 words, to OR more bytes into)."""
+        return _BYTE_BITS64.take(np.ascontiguousarray(words).view(np.uint8))
+
+    def as_bytes(self, x: np.ndarray) -> np.ndarray:
+        """A uint8 view of a C-contiguous int64 array (last axis 8 times longer)."""
+        return x.view(np.uint8)
+
+    def u8(self, x: np.ndarray) -> np.ndarray:
+        return x.astype(np.uint8)
+
+    def assign(self, out: np.ndarray, values: np.ndarray) -> None:
+        """``out[...] = values``, cast to out's dtype."""
+        out[...] = values
 
     def unpack_mask(self, legal: np.ndarray, width: int) -> np.ndarray:
         """(M,) int64 action words -> (M, width) int8 action masks (unpacked straight to
@@ -247,6 +273,7 @@ class TorchBackend:
     """torch tensors on ``device`` (CPU or CUDA); randomness from ``torch.Generator``."""
 
     name = "torch"
+    kernels = "torch"
 
     def __init__(self, device: Any = "cpu") -> None:
         try:
@@ -368,6 +395,23 @@ class TorchBackend:
         column 64 i + j: each byte looked up as the 8 bytes of its bits (one int64 gather)."""
         bits = self.torch.index_select(self._byte_bits64, 0, self._byte_indices(words))
         return bits.view(self.torch.uint8).reshape(words.shape[0], -1)
+
+    def unpack_words(self, words: Any) -> Any:
+        """(M, k) int64 words -> (M, 8 k) int64: word 8 i + j holds bit 8 j + r of word i
+        as its byte r."""
+        bits = self.torch.index_select(self._byte_bits64, 0, self._byte_indices(words))
+        return bits.reshape(words.shape[0], -1)
+
+    def as_bytes(self, x: Any) -> Any:
+        """A uint8 view of a contiguous int64 tensor (last axis 8 times longer)."""
+        return x.view(self.torch.uint8)
+
+    def u8(self, x: Any) -> Any:
+        return x.to(self.torch.uint8)
+
+    def assign(self, out: Any, values: Any) -> None:
+        """``out[...] = values``, cast to out's dtype."""
+        out.copy_(values)
 
     def unpack_mask(self, legal: Any, width: int) -> Any:
         """(M,) int64 action words -> (M, width) int8 action masks."""
@@ -519,6 +563,39 @@ def _torch_device(torch: Any, device: Any) -> Any:
     return dev
 
 
+class TorchNumpyBackend(NumpyBackend):
+    """The numpy kernels for ``backend="torch"`` on the CPU: numpy arrays inside the engine,
+    randomness from the ``torch.Generator`` of the wrapped ``TorchBackend`` (the same draws,
+    hence the same deals, as the torch kernels)."""
+
+    name = "torch"
+    kernels = "numpy"
+
+    def __init__(self, torch_backend: TorchBackend) -> None:
+        self.torch_backend = torch_backend
+        self.device = torch_backend.device
+
+    def make_rng(self, seed: int | None) -> Any:
+        return self.torch_backend.make_rng(seed)
+
+    def permutations(self, rng: Any, k: int, num_tiles: int = 28) -> np.ndarray:
+        return self.torch_backend.permutations(rng, k, num_tiles).numpy()
+
+    def integers(self, rng: Any, high: int, k: int) -> np.ndarray:
+        return self.torch_backend.integers(rng, high, k).numpy()
+
+    def as_actions(self, actions: Any, num_envs: int) -> np.ndarray:
+        return self.torch_backend.as_actions(actions, num_envs).numpy()
+
+    def sample_legal(self, rng: Any, mask: Any) -> Any:
+        raise NotImplementedError("sampling goes through the TorchBackend")
+
+    sample_words = sample_legal
+
+
+KERNELS = ("auto", "numpy", "torch")
+
+
 def make_backend(backend: str, device: Any) -> NumpyBackend | TorchBackend:
     """The backend object for ``backend`` ("numpy" or "torch"); ValueError otherwise."""
     if backend == "numpy":
@@ -528,3 +605,21 @@ def make_backend(backend: str, device: Any) -> NumpyBackend | TorchBackend:
     if backend == "torch":
         return TorchBackend(device)
     raise ValueError(f"backend={backend!r} is not allowed: use one of {', '.join(BACKENDS)}")
+
+
+def make_kernels(backend: NumpyBackend | TorchBackend, kernels: str) -> Any:
+    """The backend the engine computes with: ``backend`` itself, or for torch on the CPU with
+    ``kernels`` "auto" or "numpy", a ``TorchNumpyBackend`` over it. ValueError for a choice
+    the device cannot run ("numpy" kernels need the CPU)."""
+    if kernels not in KERNELS:
+        raise ValueError(f"kernels={kernels!r} is not allowed: use one of {', '.join(KERNELS)}")
+    if backend.name == "numpy":
+        if kernels == "torch":
+            raise ValueError("kernels='torch' needs backend='torch'")
+        return backend
+    on_cpu = backend.device.type == "cpu"
+    if kernels == "numpy" and not on_cpu:
+        raise ValueError(f"kernels='numpy' needs the CPU, not device {str(backend.device)!r}")
+    if kernels == "torch" or not on_cpu:
+        return backend
+    return TorchNumpyBackend(backend)

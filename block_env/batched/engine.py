@@ -89,10 +89,24 @@ class Engine:
         hs = config.hand_size
         self.full_counts = int(sum(hs << (self.L.COUNT_BITS * s) for s in range(n)))
         self.full_out = self.L.num_tiles - n * hs
-        # the tails of a hand's observations, built for all n observers of a game at once:
-        # all but the scores by (to_act flag, leader); the absolute seat of (observer, rel)
+        # The observation is staged as bytes (one per position, in int64 words of 8) and cast
+        # to float32 once: the head's flags unpacked from two bit words, the tile counts and
+        # the tail (positions HEAD_END..) OR-ed into the words that hold them. Every value
+        # fits a byte except scores and a target above 255, rewritten as floats then.
+        dim = self.L.obs_dim
+        self.obs_chunks = (dim + 7) // 8
+        self.tail_c0 = self.L.HEAD_END // 8  # the first word holding tail bytes
+        cs, ce = self.L.COUNTS.start, self.L.COUNTS.stop
+        self.cnt_c0, self.cnt_c1 = cs // 8, (ce + 7) // 8
+        cw = np.zeros((counts_by_seat.shape[1] * n, (self.cnt_c1 - self.cnt_c0) * 8), np.uint8)
+        cw[:, cs - 8 * self.cnt_c0 : ce - 8 * self.cnt_c0] = counts_by_seat.reshape(-1, MAX_SEATS)
+        # one table per word (a column of the staged words is one call, a block is slower)
+        self.t_counts_words = [b.table(np.ascontiguousarray(w)) for w in cw.view(np.int64).T]
+        # the tails of a hand's observations as those words, for all n observers of a game at
+        # once: all but the scores by (to_act flag, leader); the absolute seat of (observer, rel)
         self.t_tail_by_leader = [b.table(t) for t in self._tail_table()]
         self.t_rot = b.table((np.arange(n)[:, None] + np.arange(n)[None, :]).reshape(-1) % n)
+        self.wide = self.target > 255  # some value needs the float rewrite (see ``wide_fix``)
         # t_side_seats[side]: the seats of that side (a seat, or a team in partnership) as
         # bools; the last row, one past the sides, is nobody's
         team = np.array(config.teams) if config.partnership else np.arange(n)
@@ -100,6 +114,10 @@ class Engine:
         self.t_side_seats = b.table(team[None, :] == np.arange(sides + 1)[:, None])
         self.rows = b.arange(B)
         self.row_base = self.rows * n  # flat index of (game, seat 0) in (B, n) arrays
+        # by (game, seat): the flat index in (B, n) arrays, and the game; the seats repeated
+        self.t_flat = self._const(np.arange(B * n).reshape(B, n))
+        self.t_game_rep = self._const(np.repeat(np.arange(B), n).reshape(B, n))
+        self.t_seat_rep = self._const(np.tile(np.arange(n), B))
         # state
         self.hands = b.zeros((B, n), "i64")
         self.hands_flat = self.hands.reshape(-1)  # a view: writes go to ``hands``
@@ -116,8 +134,9 @@ class Engine:
         self.hand_number = b.zeros(B, "i64")
         self.legal = b.zeros(B, "i64")
         # observation positions HEAD_END.. (scores, target, leader, ...) per game and
-        # observer, rebuilt when a hand starts, as rows (game * n + observer)
-        self.tail = b.zeros((B * n, self.L.TAIL_DIM), "f32")
+        # observer as bytes in the words tail_c0.. of the staged observation, rebuilt when a
+        # hand starts, as rows (game * n + observer)
+        self.tail = b.zeros((B * n, self.obs_chunks - self.tail_c0), "i64")
         # the hand's public history (``block_env.information_state``), only when asked for:
         # rows (game * n + absolute seat) of H slots of T + 3 floats, and the moves made
         self.history = history
@@ -128,6 +147,13 @@ class Engine:
             self.hist_flat = self.hist.reshape(-1)  # a view: writes go to ``hist``
             self.turn = b.zeros(B, "i64")
             self.hist_dim = MAX_SEATS * self.H * self.S
+
+    def _const(self, array: np.ndarray) -> Any:
+        """A constant table on the backend (read-only for numpy: not part of the state)."""
+        table = self.b.table(array)
+        if isinstance(table, np.ndarray):
+            table.flags.writeable = False
+        return table
 
     # ---- dealing ----------------------------------------------------------------------
     def reset(self, seed: int | None, setups: list[Setup | None] | None) -> None:
@@ -177,7 +203,7 @@ class Engine:
         for s in range(1, n):
             dealt = dealt | hands[:, s]  # the hands are disjoint: their union
         if flat is None:  # the (game, seat) entries of the games in (B * n) arrays
-            flat = ((idx * n)[:, None] + self.seats[None, :]).reshape(-1)
+            flat = b.take_rows(self.t_flat, idx).reshape(-1)
         b.put(self.hands_flat, flat, hands.reshape(-1))
         b.put(self.in_hands, idx, dealt)
         b.put(self.played, idx, 0)
@@ -201,7 +227,9 @@ class Engine:
             b.put(self.hist, rows * n + seat, blank)
             b.put(self.turn, idx, 0)
         tails = self._tails(leader, scores, out_of_play, to_act=True)
-        b.put(self.tail.reshape(self.num_envs, n, self.L.TAIL_DIM), idx, tails)
+        b.put(self.tail, flat, tails.reshape(int(flat.shape[0]), -1))
+        if self.target <= 255:  # scores above 255 (only in final observations, see _wide_fix)
+            self.wide = b.any(self.scores > 255)
 
     def _opening(self, hands: Any) -> tuple[Any, Any]:
         """(seat, tile) of the forced opening: highest double dealt, else heaviest tile."""
@@ -381,7 +409,7 @@ class Engine:
         else:
             hand_rewards = self._spread(match_winner, b.f64(b.i64(match_winner >= 0)))
         # per-seat results of the K games scattered into batch arrays through flat indices
-        flat = ((idx * n)[:, None] + self.seats[None, :]).reshape(-1)
+        flat = b.take_rows(self.t_flat, idx).reshape(-1)
         rewards = b.zeros((B, n), "f32")
         b.put(rewards.reshape(-1), flat, hand_rewards.reshape(-1))
         hand_winner = b.full(B, -1)
@@ -487,8 +515,10 @@ class Engine:
         flat = self.row_base + self.current
         full = b.empty((self.num_envs, self.obs_width), "f32")
         obs = full[:, : self.L.obs_dim] if self.history else full
-        self._head(obs, b.take(self.hands_flat, flat), self.rows, self.current)
-        obs[:, self.L.HEAD_END :] = b.take_rows(self.tail, flat)
+        hand = b.take(self.hands_flat, flat)
+        self._write(obs, hand, self.rows, self.current, b.take_rows(self.tail, flat))
+        if self.wide:
+            self._wide_fix(obs, self.scores, self.current)
         if self.history:
             self._write_history(full, self.rows, self.current)
         return full, b.unpack_mask(self.legal, self.L.num_actions)
@@ -501,23 +531,22 @@ class Engine:
         rows, seat = self._rows_by_seat(idx)
         full = b.empty((k * self.n, self.obs_width), "f32")
         obs = full[:, : self.L.obs_dim] if self.history else full
-        self._head(obs, b.take(self.hands_flat, rows * self.n + seat), rows, seat)
+        scores = b.take_rows(self.scores, idx)
         tails = self._tails(
-            b.take(self.leader, idx),
-            b.take_rows(self.scores, idx),
-            b.take(self.out_of_play, idx),
-            to_act=False,
+            b.take(self.leader, idx), scores, b.take(self.out_of_play, idx), to_act=False
         )
-        obs[:, self.L.HEAD_END :] = tails.reshape(k * self.n, self.L.TAIL_DIM)
+        hand = b.take(self.hands_flat, b.take_rows(self.t_flat, idx).reshape(-1))
+        self._write(obs, hand, rows, seat, tails.reshape(k * self.n, -1))
+        if self.target > 255 or b.any(scores > 255):
+            self._wide_fix(obs, b.take_rows(self.scores, rows), seat)
         if self.history:
             self._write_history(full, rows, seat)
         return full.reshape(k, self.n, self.obs_width)
 
     def _rows_by_seat(self, idx: Any) -> tuple[Any, Any]:
         """Each game of ``idx`` repeated once per seat, with the seats 0..n-1."""
-        rows = (idx[:, None] + self.seats[None, :] * 0).reshape(-1)
-        seat = (idx[:, None] * 0 + self.seats[None, :]).reshape(-1)
-        return rows, seat
+        k = int(idx.shape[0])
+        return self.b.take_rows(self.t_game_rep, idx).reshape(-1), self.t_seat_rep[: k * self.n]
 
     def _rotate(self, packed: Any, width: int, seat: Any) -> Any:
         """Per-seat fields packed ``width`` bits per absolute seat, re-packed by relative
@@ -526,8 +555,11 @@ class Engine:
         shift = seat * width
         return ((packed >> shift) | (packed << (total - shift))) & ((1 << total) - 1)
 
-    def _head(self, out: Any, hand: Any, rows: Any, seat: Any) -> None:
-        """Write positions 0..HEAD_END-1 (hand, line, ends, counts, voids) of ``out``."""
+    def _write(self, out: Any, hand: Any, rows: Any, seat: Any, tails: Any) -> None:
+        """Write the observation (positions 0..OBS_DIM-1) of ``seat`` in games ``rows``
+        holding ``hand`` into ``out``, given its tail words ``tails`` (see ``_tails``): the
+        head's flags as two bit words unpacked to one byte per position, the counts and the
+        tail OR-ed in as bytes, then one cast of the bytes to float32."""
         b = self.b
         L = self.L
         every = rows is self.rows
@@ -548,44 +580,66 @@ class Engine:
             rotated = self._rotate(voids, L.VOID_BITS, seat)
             words[:, 0] |= (rotated & ((1 << L.VOIDS_SPLIT) - 1)) << L.VOIDS_SHIFT
             words[:, 1] = b.take(self.t_ends_word1, ends) | (rotated >> L.VOIDS_SPLIT)
-        bits = b.unpack_bits(words)
-        # the counts (0..15) ride in the 0/1 bytes: one cast to float32 writes both
-        bits[:, L.COUNTS] = b.take_rows(self.t_counts_u8, (seat << self.counts_seat_shift) | counts)
-        out[:, : L.HEAD_END] = bits[:, : L.HEAD_END]
+        staged = b.unpack_words(words)  # (M, 16) int64: byte j of word i = bit j of the head
+        # the counts (0..15) and the tail ride in bytes the head leaves 0
+        which = (seat << self.counts_seat_shift) | counts
+        for j, table in enumerate(self.t_counts_words):
+            staged[:, self.cnt_c0 + j] |= b.take(table, which)
+        for j in range(self.obs_chunks - self.tail_c0):
+            staged[:, self.tail_c0 + j] |= tails[:, j]
+        b.assign(out, b.as_bytes(staged)[:, : L.obs_dim])
 
-    def _tail_table(self) -> np.ndarray:
-        """(2, n, n * TAIL_DIM) float32: by to_act flag (0, 1) and leader, the tails of the n
-        observers with everything but the scores: target, leader (relative to the
-        observer), to_act, seats, partnership, and a full deal's tiles out of play."""
+    def _wide_fix(self, out: Any, scores: Any, seat: Any) -> None:
+        """Rewrite the scores and target of ``out`` as floats (a value above 255 does not fit
+        the byte staging): ``scores`` (M, n) of each row's game, ``seat`` its observer."""
+        b = self.b
         L, n = self.L, self.n
-        table = np.zeros((2, n, n, L.TAIL_DIM), dtype=np.float32)  # [to_act, leader, obs]
-        table[..., L.T_TARGET] = float(self.target)
-        table[1, :, :, L.T_TO_ACT] = 1.0
-        table[..., L.T_SEATS : L.T_SEATS + n] = 1.0
-        table[..., L.T_PART] = float(self.partnership)
-        table[..., L.T_OUT] = float(self.full_out)
+        m = int(seat.shape[0])
+        which = (self.seats[None, :] * 0 + b.arange(m)[:, None]) * n
+        rotated = b.take(scores.reshape(-1), which + (seat[:, None] + self.seats[None, :]) % n)
+        sc = L.HEAD_END + L.T_SCORES
+        out[:, sc : sc + n] = b.f32(rotated)
+        out[:, L.HEAD_END + L.T_TARGET] = float(self.target)
+
+    def _tail_table(self) -> list[np.ndarray]:
+        """By to_act flag (0, 1): (n, n * W) int64, by leader, the tail words (``_tails``) of
+        the n observers with everything but the scores: target (when it fits a byte), leader
+        (relative to the observer), to_act, seats, partnership, and a full deal's tiles out
+        of play."""
+        L, n = self.L, self.n
+        width = 8 * (self.obs_chunks - self.tail_c0)
+        at = L.HEAD_END - 8 * self.tail_c0  # byte of position HEAD_END in the tail words
+        table = np.zeros((2, n, n, width), dtype=np.uint8)  # [to_act, leader, observer]
+        table[..., at + L.T_TARGET] = self.target if self.target <= 255 else 0
+        table[1, :, :, at + L.T_TO_ACT] = 1
+        table[..., at + L.T_SEATS : at + L.T_SEATS + n] = 1
+        table[..., at + L.T_PART] = int(self.partnership)
+        table[..., at + L.T_OUT] = self.full_out
         for leader in range(n):
             for observer in range(n):
-                table[:, leader, observer, L.T_LEADER + (leader - observer) % n] = 1.0
-        return table.reshape(2, n, n * L.TAIL_DIM)
+                table[:, leader, observer, at + L.T_LEADER + (leader - observer) % n] = 1
+        return [t.reshape(n, -1).view(np.int64) for t in table]
 
     def _tails(self, leader: Any, scores: Any, out_of_play: Any, to_act: bool) -> Any:
-        """(K, n, TAIL_DIM): positions HEAD_END.. (scores, target, leader, to_act, seats,
-        partnership, out_of_play) of K games for each observer 0..n-1 (by relative seat);
-        to_act marks the observer. ``out_of_play`` is (K,) or one number. One gather of a
-        table by leader holds all but the scores (and an out_of_play other than a full
+        """(K, n, W) int64: the words ``tail_c0..`` of the staged observation of K games for
+        each observer 0..n-1, holding as bytes the positions HEAD_END.. (scores, target,
+        leader, to_act, seats, partnership, out_of_play; scores wrap above 255, rewritten
+        then); to_act marks the observer. ``out_of_play`` is (K,) or one number. One gather
+        of a table by leader holds all but the scores (and an out_of_play other than a full
         deal's)."""
         b = self.b
         n, L = self.n, self.L
         k = int(leader.shape[0])
-        tails = b.take_rows(self.t_tail_by_leader[int(to_act)], leader).reshape(k, n, L.TAIL_DIM)
+        tails = b.take_rows(self.t_tail_by_leader[int(to_act)], leader).reshape(k, n, -1)
+        as_bytes = b.as_bytes(tails)  # (K, n, 8 W) uint8 view
+        at = L.HEAD_END - 8 * self.tail_c0
         rotated = b.take_cols(scores, self.t_rot).reshape(k, n, n)  # [g, observer, rel]
-        tails[:, :, L.T_SCORES : L.T_SCORES + n] = b.f32(rotated)
+        as_bytes[:, :, at + L.T_SCORES : at + L.T_SCORES + n] = b.u8(rotated)
         if isinstance(out_of_play, int):
             if out_of_play != self.full_out:
-                tails[:, :, L.T_OUT] = float(out_of_play)
+                as_bytes[:, :, at + L.T_OUT] = out_of_play
         else:
-            tails[:, :, L.T_OUT] = b.f32(out_of_play)[:, None]
+            as_bytes[:, :, at + L.T_OUT] = b.u8(out_of_play)[:, None]
         return tails
 
     # ---- errors and inspection ---------------------------------------------------------

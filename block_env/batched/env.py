@@ -3,7 +3,8 @@
 Contract (the README repeats it):
 
 * ``BatchedEnv(num_envs, backend="numpy"|"torch", device="cpu", auto_pass=False,
-  deal_source="fast"|"aec", obs_type="observation"|"information_state", **config)``;
+  deal_source="fast"|"aec", obs_type="observation"|"information_state", kernels="auto",
+  **config)``;
   ``config`` takes the AEC keywords (``num_players``, ``opener``, ``episode``,
   ``partnership``, ``target_score``, ``reward``, ``max_pip``, ``hand_size``), validated by
   ``BlockConfig``.
@@ -55,6 +56,11 @@ pass); the returned ``seat`` is always one that can place. A pass never ends a h
 reward is lost: rewards are given on the hand's last step for every seat at once, by
 absolute seat, whether or not that seat took a decision on that step.
 
+Kernels: with ``backend="torch"`` on the CPU the engine computes with numpy by default
+(``kernels="auto"``, or ``"numpy"``) on arrays whose memory the returned tensors share; its
+randomness stays torch's, so deals, actions and every output are those of the torch kernels
+(``kernels="torch"``, always used on other devices). See ``block_env.batched.backend``.
+
 Randomness: see ``block_env.batched.deals`` (``deal_source``). ``sample_actions(mask)`` draws
 uniform legal actions in the backend from a generator seeded by ``reset``'s seed;
 ``sample_actions()`` (no mask) draws the same actions from the engine's own legal actions of
@@ -68,7 +74,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from block_env.batched.backend import make_backend
+from block_env.batched.backend import make_backend, make_kernels
 from block_env.batched.deals import make_deals
 from block_env.batched.engine import Engine
 from block_env.config import BlockConfig
@@ -99,6 +105,7 @@ class BatchedEnv:
         auto_pass: bool = False,
         deal_source: str = "fast",
         obs_type: str = "observation",
+        kernels: str = "auto",
         **config: Any,
     ) -> None:
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)):
@@ -116,13 +123,16 @@ class BatchedEnv:
         self.obs_type = check_obs_type(obs_type)
         self.num_envs = int(num_envs)
         self.backend = make_backend(backend, device)
-        self.deals = make_deals(deal_source, self.backend, self.config, self.num_envs)
+        # what the engine computes with: the backend, or numpy kernels for torch on the CPU
+        self.compute = make_kernels(self.backend, kernels)
+        self._wrap = self.compute is not self.backend  # hand out numpy arrays as tensors
+        self.deals = make_deals(deal_source, self.compute, self.config, self.num_envs)
         self.deal_source = deal_source
         self.auto_pass = auto_pass
         self.engine = Engine(
             self.config,
             self.num_envs,
-            self.backend,
+            self.compute,
             self.deals,
             auto_pass,
             history=obs_type == "information_state",
@@ -176,16 +186,33 @@ class BatchedEnv:
             self._sample_rng = self.backend.make_rng(None if derived is None else derived >> 1)
         self._ready = True
         obs, mask = self.engine.observe()
-        return obs, mask, self.backend.copy(self.engine.current)
+        return self._out((obs, mask, self.compute.copy(self.engine.current)))
 
     def step(self, actions: Any) -> tuple[Any, Any, Any, Any, Any, dict[str, Any]]:
         """One action per game; returns (obs, mask, seat, rewards, terminated, info)."""
         if not self._ready:
             raise RuntimeError("call reset() before step()")
-        acts = self.backend.as_actions(actions, self.num_envs)
+        acts = self.compute.as_actions(actions, self.num_envs)
         rewards, terminated, info = self.engine.step(acts)
         obs, mask = self.engine.observe()
-        return obs, mask, self.backend.copy(self.engine.current), rewards, terminated, info
+        seat = self.compute.copy(self.engine.current)
+        return self._out((obs, mask, seat, rewards, terminated, info))
+
+    @property
+    def kernels(self) -> str:
+        """What the engine computes with: "numpy" or "torch" (see ``kernels=``)."""
+        return self.compute.kernels
+
+    def _out(self, arrays: tuple) -> tuple:
+        """The arrays handed out: as they are, or (numpy kernels behind the torch backend)
+        as torch tensors sharing their memory (they are new on every call)."""
+        if not self._wrap:
+            return arrays
+        from_numpy = self.backend.torch.from_numpy
+        return tuple(
+            {k: from_numpy(v) for k, v in x.items()} if isinstance(x, dict) else from_numpy(x)
+            for x in arrays
+        )
 
     def sample_actions(self, mask: Any = None) -> Any:
         """A uniformly random legal action per game, drawn in the backend (no copy to the
@@ -199,13 +226,16 @@ class BatchedEnv:
         if mask is None:
             if not self._ready:
                 raise RuntimeError("call reset() before sample_actions() without a mask")
-            return self.backend.sample_words(self._sample_rng, self.engine.legal)
+            words = self.engine.legal
+            if self._wrap:
+                words = self.backend.torch.from_numpy(words)
+            return self.backend.sample_words(self._sample_rng, words)
         return self.backend.sample_legal(self._sample_rng, mask)
 
     @property
     def scores(self) -> np.ndarray:
         """Match scores (B, n) by absolute seat, as a numpy copy."""
-        return self.backend.to_numpy(self.engine.scores).copy()
+        return self.compute.to_numpy(self.engine.scores).copy()
 
     def snapshot(self) -> dict[str, np.ndarray]:
         """The full, privileged state as numpy arrays (every hand); see ``Engine.snapshot``."""
