@@ -91,3 +91,26 @@ def test_torch_select_kernel_matches_the_numpy_one_on_float32_draws() -> None:
     got = _select_random_bit_words(words.view(np.uint64), u.numpy())
     np.testing.assert_array_equal(got, want)
     assert ((words >> got) & 1).all()
+
+
+@pytest.mark.parametrize(
+    "num_players, hand_size, max_pip",
+    [(2, 7, 6), (3, 7, 6), (4, 7, 6), (2, 14, 6), (3, 3, 3), (2, 4, 3), (4, 1, 2), (3, 6, 5)],
+)
+def test_numpy_hands_from_permutations_are_the_sums_of_tile_bits(
+    num_players: int, hand_size: int, max_pip: int
+) -> None:
+    """The numpy kernels sum each seat's tile bits by a float64 matrix product: exactly the
+    integer sums the torch kernels take, for every hand size up to a whole 28-tile set."""
+    from block_env.batched.deals import _hands_from_permutations
+    from block_env.config import BlockConfig
+
+    config = BlockConfig(num_players=num_players, hand_size=hand_size, max_pip=max_pip)
+    t = config.tiles.num_tiles
+    perm = NumpyBackend().permutations(np.random.default_rng(5), 3000, t)
+    got = _hands_from_permutations(NumpyBackend(), config, perm)
+    n, k = num_players, hand_size
+    want = (np.int64(1) << perm[:, : n * k]).reshape(-1, n, k).sum(2)
+    assert got.dtype == np.int64
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(np.bitwise_count(got).sum(1), n * k)  # disjoint hands

@@ -1,9 +1,10 @@
 """Batched Block engine: thousands of games per call, numpy or torch (CPU or CUDA).
 
 ``BatchedEnv(num_envs, backend="numpy"|"torch", device="cpu", auto_pass=False,
-deal_source="fast"|"aec", **config)``: see ``block_env.batched.env`` for the full contract
-(autoreset, info arrays, auto_pass) and ``block_env.batched.deals`` for the deal sources.
-torch is imported only when ``backend="torch"`` is asked for.
+deal_source="fast"|"aec", kernels="auto", **config)``: see ``block_env.batched.env`` for the
+full contract (autoreset, info arrays, auto_pass), ``block_env.batched.deals`` for the deal
+sources and ``block_env.batched.backend`` for the kernels (torch on the CPU computes with
+numpy by default). torch is imported only when ``backend="torch"`` is asked for.
 """
 
 from block_env.batched.backend import BACKENDS

@@ -7,7 +7,7 @@ needs goes through the few methods of these classes. All integers are int64.
 Kernels: the engine's array operations run either as numpy calls (``NumpyBackend``) or as
 torch calls (``TorchBackend``, the path CUDA uses). ``backend="torch"`` on the CPU runs the
 numpy kernels by default (``TorchNumpyBackend``: numpy calls cost a few times less than torch's
-on small arrays, and a step makes about a hundred): the randomness is still torch's (the same
+on small arrays, and a step makes a few hundred): the randomness is still torch's (the same
 generators and draws, so the same deals and actions as the torch kernels), and the arrays
 handed out are torch tensors sharing the memory of the new numpy arrays (``torch.from_numpy``,
 no copy). ``kernels="torch"`` keeps the torch kernels on the CPU; the tests run both and
@@ -238,21 +238,40 @@ def _select_random_bit_words(words: np.ndarray, u: np.ndarray) -> np.ndarray:
     """``_select_random_bit`` on (M,) uint64 words (bits 0..62) without unpacking them: the
     running bit counts of the 8 bytes by one multiply, the byte holding the chosen bit by a
     byte-wise comparison in the same word (SWAR), then the 8-bit select table. float32
-    ``u`` (torch's draws) are ranked in float32, as the torch backend ranks them."""
-    running = np.bitwise_count(words.view(np.uint8)).view(np.uint64) * _BYTES_1
-    total = (running >> np.uint64(56)).astype(np.int64)
+    ``u`` (torch's draws) are ranked in float32, as the torch backend ranks them. In-place
+    steps and small tables: about twenty numpy calls."""
+    running = np.bitwise_count(words.view(np.uint8)).view(np.uint64)
+    running *= _BYTES_1  # byte j: set bits in bytes 0..j
+    total = (running >> np.uint64(56)).view(np.int64)
     if not total.all():
         raise ValueError(f"row {int(np.argmin(total))} has no legal action to sample")
     if u.dtype == np.float32:  # torch's draw: torch ranks in float32 (as sample_legal does)
-        rank = np.minimum((u * total.astype(np.float32)).astype(np.int64), total - 1)
+        rank = (u * total.astype(np.float32)).astype(np.int64)
     else:
-        rank = np.minimum((u * total).astype(np.int64), total - 1)  # of the chosen bit
+        rank = (u * total).astype(np.int64)
+    last = total - 1
+    np.minimum(rank, last, out=rank)  # the rank of the chosen bit
     # high bit of byte j set iff running_j > rank (running_j <= 63: no borrow between bytes)
-    above = ((running | _BYTES_HIGH) - (rank + 1).view(np.uint64) * _BYTES_1) & _BYTES_HIGH
-    shift = ((8 - np.bitwise_count(above)) * 8).astype(np.uint64)  # 8 * the byte holding it
-    before = ((running << np.uint64(8)) >> shift).astype(np.int64) & 0xFF
-    chosen = ((words >> shift).astype(np.int64) & 0xFF) << 3
-    return shift.view(np.int64) + _SELECT8.take(chosen + rank - before)
+    step = last.view(np.uint64)
+    np.add(rank.view(np.uint64), np.uint64(1), out=step)
+    step *= _BYTES_1
+    above = running | _BYTES_HIGH
+    above -= step
+    above &= _BYTES_HIGH
+    shift = _SHIFT_BY_COUNT.take(np.bitwise_count(above))  # 8 * the byte holding it
+    running <<= np.uint64(8)
+    running >>= shift  # set bits in the bytes before it, in the low byte
+    chosen = words >> shift
+    chosen &= np.uint64(0xFF)
+    chosen <<= np.uint64(3)
+    chosen += rank.view(np.uint64)
+    running &= np.uint64(0xFF)
+    chosen -= running
+    return shift.view(np.int64) + _SELECT8.take(chosen.view(np.int64))
+
+
+# 8 * (8 - c) for c bytes above the rank: the bit offset of the byte holding the chosen bit
+_SHIFT_BY_COUNT = (8 * (8 - np.arange(9))).astype(np.uint64)
 
 
 def _check_mask(shape: tuple[int, ...]) -> None:

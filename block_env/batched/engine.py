@@ -13,6 +13,13 @@ Every operation works on all games at once, mostly through small lookup tables
 (``layout``); Python loops run only over seats (at most 4). The rules are those of
 ``block_env.rules`` and the observation is ``block_env.observation.encode`` bit for bit:
 ``tests/test_batched.py`` checks both against the AEC env step by step.
+
+Observations are staged as bytes, one per position, in int64 words: the head's 0/1 flags
+(hand, line, ends, voids) are packed in two bit words and unpacked by one table gather, the
+tile counts and the tail (scores, target, leader, ...: kept per game and observer as words
+from the start of each hand) are OR-ed into the words that hold them, one column at a time,
+and one cast turns the bytes into the float32 rows handed out. Scores and a target above 255
+do not fit a byte: they are rewritten as floats then (``_wide_fix``).
 """
 
 from __future__ import annotations
@@ -585,8 +592,11 @@ class Engine:
         which = (seat << self.counts_seat_shift) | counts
         for j, table in enumerate(self.t_counts_words):
             staged[:, self.cnt_c0 + j] |= b.take(table, which)
-        for j in range(self.obs_chunks - self.tail_c0):
-            staged[:, self.tail_c0 + j] |= tails[:, j]
+        if b.kernels == "numpy":  # numpy: a column at a time beats a narrow block
+            for j in range(self.obs_chunks - self.tail_c0):
+                staged[:, self.tail_c0 + j] |= tails[:, j]
+        else:  # torch: one kernel
+            staged[:, self.tail_c0 : self.obs_chunks] |= tails
         b.assign(out, b.as_bytes(staged)[:, : L.obs_dim])
 
     def _wide_fix(self, out: Any, scores: Any, seat: Any) -> None:
