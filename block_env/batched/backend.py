@@ -77,6 +77,10 @@ class NumpyBackend:
     def nonzero(self, mask: np.ndarray) -> np.ndarray:
         return np.flatnonzero(mask)
 
+    def in_range(self, x: np.ndarray, high: int) -> np.ndarray:
+        """``(0 <= x) & (x < high)`` for int64 x, in one comparison (as unsigned)."""
+        return x.view(np.uint64) < np.uint64(high)
+
     def any(self, mask: np.ndarray) -> bool:
         return bool(mask.any())
 
@@ -363,6 +367,10 @@ class TorchBackend:
 
     def nonzero(self, mask: Any) -> Any:
         return self.torch.nonzero(mask).reshape(-1)
+
+    def in_range(self, x: Any, high: int) -> Any:
+        """``(0 <= x) & (x < high)``."""
+        return (x >= 0) & (x < high)
 
     def any(self, mask: Any) -> bool:
         return bool(mask.any())

@@ -71,7 +71,10 @@ class Engine:
         self.t_shown = b.table(self.L.SHOWN)
         self.t_ends_word0 = b.table(self.L.ENDS_WORD0)
         self.t_ends_word1 = b.table(self.L.ENDS_WORD1)
-        self.t_spread14 = b.table(self.L.SPREAD14)
+        # tile t's bit moved to bits 2t and 2t+1 (both its actions), by 14-bit chunk
+        both = self.L.SPREAD14 * 3
+        self.t_both_lo = self._const(both)
+        self.t_both_hi = self._const(both << 28)
         self.t_pop14 = b.table(self.L.POP14)
         self.t_pips_lo14 = b.table(self.L.PIPS_LO14)
         self.t_pips_hi14 = b.table(self.L.PIPS_HI14)
@@ -251,11 +254,13 @@ class Engine:
         """Apply one action per game (validated), finish hands, deal new ones.
         Returns (rewards (B, n) float32, terminated (B,) bool, info)."""
         b = self.b
-        ok = (actions >= 0) & (actions < self.L.num_actions)
-        a = b.where(ok, actions, 0)
-        ok = ok & (((self.legal >> a) & 1) == 1)
-        if not b.all(ok):
-            raise ValueError(self._illegal_message(actions, ok))
+        if not (
+            b.all(b.in_range(actions, self.L.num_actions)) and b.all((self.legal >> actions) & 1)
+        ):
+            ok = (actions >= 0) & (actions < self.L.num_actions)
+            a = b.where(ok, actions, 0)
+            raise ValueError(self._illegal_message(actions, ok & (((self.legal >> a) & 1) == 1)))
+        a = actions
 
         c = self.current
         flat = self.row_base + c
@@ -493,18 +498,14 @@ class Engine:
         return b.zeros((B, n), "f32"), b.zeros(B, "bool"), info
 
     # ---- legality ----------------------------------------------------------------------
-    def _spread_bits(self, tiles: Any) -> Any:
-        """Tile t's bit moved to bit 2t (its action on the left end)."""
-        b = self.b
-        return b.take(self.t_spread14, tiles & _LOW14) | (
-            b.take(self.t_spread14, tiles >> 14) << 28
-        )
-
     def _legal_for(self, hand: Any) -> Any:
         """(2T+1)-bit legal words of the seat to act holding ``hand``: each held tile that
-        fits an end gives both its actions (spread bits times 3), kept where they fit."""
-        word = (self._spread_bits(hand & self.fit) * 3) & self.b.take(self.t_fit_actions, self.ends)
-        return self.b.where(word == 0, self.L.PASS_BIT, word)
+        fits an end gives both its actions (by 14-bit chunk tables), kept where they fit."""
+        b = self.b
+        held = hand & self.fit
+        word = b.take(self.t_both_lo, held & _LOW14) | b.take(self.t_both_hi, held >> 14)
+        word &= b.take(self.t_fit_actions, self.ends)
+        return b.where(word == 0, self.L.PASS_BIT, word)
 
     def _popcount(self, masks: Any) -> Any:
         b = self.b
