@@ -540,11 +540,11 @@ def argsort_rows_cpu(torch: Any, keys: Any) -> Any:
     cols = keys.shape[1]
     patterns |= np.arange(cols, dtype=np.int32)
     patterns.sort(axis=1)
-    high = patterns >> 5
-    unsure = (high[:, 1:] == high[:, :-1]).any(1)
+    # neighbours equal above the 5 lowest bits (their xor below 32): rows to sort by torch
+    same_high = (patterns[:, 1:] ^ patterns[:, :-1]) < 32
     perm = torch.from_numpy((patterns & 31).astype(np.int64))
-    if unsure.any():
-        rows = torch.from_numpy(np.flatnonzero(unsure))
+    if same_high.any():
+        rows = torch.from_numpy(np.flatnonzero(same_high.any(1)))
         perm[rows] = keys[rows].argsort(dim=1)
     return perm
 

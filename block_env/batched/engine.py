@@ -238,8 +238,8 @@ class Engine:
             b.put(self.turn, idx, 0)
         tails = self._tails(leader, scores, out_of_play, to_act=True)
         b.put(self.tail, flat, tails.reshape(int(flat.shape[0]), -1))
-        if self.target <= 255:  # scores above 255 (only in final observations, see _wide_fix)
-            self.wide = b.any(self.scores > 255)
+        if not self.wide:  # a score above 255 in play (none below such a target: see _wide_fix)
+            self.wide = b.any(scores > 255)
 
     def _opening(self, hands: Any) -> tuple[Any, Any]:
         """(seat, tile) of the forced opening: highest double dealt, else heaviest tile."""
@@ -463,8 +463,9 @@ class Engine:
             over = b.zeros(int(idx.shape[0]), "bool") | True
         hands, lots = self.deals.draw(idx, over)
         leader = b.where(over, lots, b.take(self.t_next_seat, b.take(self.leader, idx)))
-        scores = scores * ~over[:, None]
-        number = (b.take(self.hand_number, idx) + 1) * ~over
+        keep = ~over  # the match goes on: scores and hand number carry over
+        scores = scores * keep[:, None]
+        number = (b.take(self.hand_number, idx) + 1) * keep
         self._start_hands(idx, hands, leader, scores, number, full=True, flat=flat)
         return rewards, terminated, info
 
@@ -602,7 +603,10 @@ class Engine:
 
     def _wide_fix(self, out: Any, scores: Any, seat: Any) -> None:
         """Rewrite the scores and target of ``out`` as floats (a value above 255 does not fit
-        the byte staging): ``scores`` (M, n) of each row's game, ``seat`` its observer."""
+        the byte staging): ``scores`` (M, n) of each row's game, ``seat`` its observer. With a
+        target up to 255 only final observations need it (scores in play stay below the
+        target: the first side to reach it is alone at the top); ``self.wide`` turns on for
+        good if a score above 255 is ever dealt into play, which keeps it right regardless."""
         b = self.b
         L, n = self.L, self.n
         m = int(seat.shape[0])
