@@ -594,10 +594,10 @@ class Engine:
         which = (seat << self.counts_seat_shift) | counts
         for j, table in enumerate(self.t_counts_words):
             staged[:, self.cnt_c0 + j] |= b.take(table, which)
-        if b.kernels == "numpy":  # numpy: a column at a time beats a narrow block
-            for j in range(self.obs_chunks - self.tail_c0):
+        if b.kernels == "numpy" and int(rows.shape[0]) >= 64:  # a column at a time beats a
+            for j in range(self.obs_chunks - self.tail_c0):  # narrow block on many rows
                 staged[:, self.tail_c0 + j] |= tails[:, j]
-        else:  # torch: one kernel
+        else:  # few rows, or torch: one call
             staged[:, self.tail_c0 : self.obs_chunks] |= tails
         b.assign(out, b.as_bytes(staged)[:, : L.obs_dim])
 
