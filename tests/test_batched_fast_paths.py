@@ -114,3 +114,15 @@ def test_numpy_hands_from_permutations_are_the_sums_of_tile_bits(
     assert got.dtype == np.int64
     np.testing.assert_array_equal(got, want)
     np.testing.assert_array_equal(np.bitwise_count(got).sum(1), n * k)  # disjoint hands
+
+
+@pytest.mark.parametrize("shape", [(50, 4), (37, 2), (10, 1)])
+def test_numpy_put_rows_is_row_assignment(shape: tuple[int, int]) -> None:
+    rng = np.random.default_rng(6)
+    got = rng.integers(-(2**62), 2**62, size=shape)
+    want = got.copy()
+    idx = rng.choice(shape[0], size=shape[0] // 2, replace=False)
+    values = rng.integers(-(2**62), 2**62, size=(idx.size, shape[1]))
+    NumpyBackend().put_rows(got, idx, values)
+    want[idx] = values
+    np.testing.assert_array_equal(got, want)

@@ -70,6 +70,13 @@ class NumpyBackend:
         number)."""
         array[idx] = values
 
+    def put_rows(self, array: np.ndarray, idx: np.ndarray, values: np.ndarray) -> None:
+        """``array[idx] = values`` for a C-contiguous 2-D array: each row moved as one item
+        (a void view), a few times faster than numpy's row assignment."""
+        item = np.dtype((np.void, array.shape[1] * array.itemsize))
+        rows = np.ascontiguousarray(values, dtype=array.dtype).view(item).reshape(-1)
+        array.view(item).reshape(-1)[idx] = rows
+
     def cat(self, parts: tuple) -> np.ndarray:
         """The 1-D arrays ``parts`` joined end to end."""
         return np.concatenate(parts)
@@ -360,6 +367,10 @@ class TorchBackend:
             array.index_fill_(0, idx, values)
         else:
             array.index_copy_(0, idx, values)
+
+    def put_rows(self, array: Any, idx: Any, values: Any) -> None:
+        """``array[idx] = values`` for a 2-D array, whole rows."""
+        array.index_copy_(0, idx, values)
 
     def cat(self, parts: tuple) -> Any:
         """The 1-D tensors ``parts`` joined end to end."""

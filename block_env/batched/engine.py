@@ -237,7 +237,7 @@ class Engine:
             b.put(self.hist, rows * n + seat, blank)
             b.put(self.turn, idx, 0)
         tails = self._tails(leader, scores, out_of_play, to_act=True)
-        b.put(self.tail, flat, tails.reshape(int(flat.shape[0]), -1))
+        b.put_rows(self.tail, flat, tails.reshape(int(flat.shape[0]), -1))
         if not self.wide:  # a score above 255 in play (none below such a target: see _wide_fix)
             self.wide = b.any(scores > 255)
 
@@ -441,7 +441,7 @@ class Engine:
         b.put(info_match_winner, idx, match_winner)
         match_winners = b.zeros((B, n), "bool")
         b.put(match_winners.reshape(-1), flat, winners.reshape(-1))
-        b.put(self.scores, idx, scores)  # final observations show the updated scores
+        b.put_rows(self.scores, idx, scores)  # final observations show the updated scores
         info = {
             "hand_over": b.copy(ended),
             "hand_winner": hand_winner,
