@@ -503,13 +503,15 @@ def resolve(name_or_path: str | Path) -> Path:
 @dataclass
 class PolicyFile:
     """A policy file or checkpoint as read: its path, the network (CPU, eval mode), the game
-    configuration it was trained for (None for files written before it was stored) and the
-    free-form ``meta``."""
+    configuration it was trained for (None for files written before it was stored), the
+    free-form ``meta`` and whether the file holds the critic's weights (``model``'s critic
+    is freshly initialised when it does not: an ``actor_only`` file)."""
 
     path: Path
     model: ActorCritic
     game: dict[str, Any] | None
     meta: dict[str, Any]
+    has_critic: bool = True
 
 
 def read_policy_file(name_or_path: str | Path) -> PolicyFile:
@@ -536,7 +538,8 @@ def read_policy_file(name_or_path: str | Path) -> PolicyFile:
         meta = entry.get("meta") or {}
     except ValueError as exc:
         raise ValueError(f"{path} is not {EXPECTED_FILE}: {exc}") from exc
-    return PolicyFile(path, model, game, dict(meta) if isinstance(meta, Mapping) else {})
+    meta = dict(meta) if isinstance(meta, Mapping) else {}
+    return PolicyFile(path, model, game, meta, not entry.get("actor_only", False))
 
 
 def load_model(name_or_path: str | Path, device: str | torch.device = "cpu") -> ActorCritic:

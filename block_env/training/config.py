@@ -79,6 +79,9 @@ class TrainConfig:
     teacher: str = "auto"
     teacher_coef: float = 1.0
     teacher_steps: int = 3_000_000
+    # fine-tuning: start the networks from this shipped name (block-3p), policy file or
+    # checkpoint instead of fresh weights ("" = fresh); it must fit the run's game and network
+    init_policy: str = ""
     # self-play
     opponents: dict[str, float] = field(
         default_factory=lambda: {
@@ -270,6 +273,11 @@ def validate(cfg: TrainConfig) -> TrainConfig:
         "obs_type",
         "the NashConv probe (nashconv_every > 0) plays the plain observation only: use "
         "obs_type=observation or nashconv_every=0",
+    )
+    need(
+        not cfg.init_policy or cfg.algo == "ppo",
+        "init_policy",
+        "only algo=ppo starts from a policy: leave it empty",
     )
     need(cfg.teacher in TEACHERS, "teacher", f"use one of {', '.join(TEACHERS)}")
     need(

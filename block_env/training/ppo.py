@@ -77,6 +77,7 @@ from block_env.training.config import (
 )
 from block_env.training.envstate import env_state, load_env_state
 from block_env.training.errors import BadCheckpoint, ConfigError, Diverged, Interrupted
+from block_env.training.init_policy import initial_weights
 from block_env.training.results import evaluate_against, finish
 from block_env.training.runs import (
     RunFolder,
@@ -501,11 +502,20 @@ def train_ppo(cfg: TrainConfig, resume: str | bool | None = None, force: bool = 
     ``resume``: True for the run folder's latest checkpoint, or a checkpoint path."""
     torch.set_num_threads(cfg.threads)
     device = resolve_device(cfg.device)
+    init = None  # checked before the run folder is made; a resumed run has its own weights
+    if cfg.init_policy and not resume:
+        init = initial_weights(cfg, new_model(cfg, "cpu"))
     run, state = open_run(cfg, resume, force)
     try:
-        return _train(cfg, run, state, device)
+        return _train(cfg, run, state, device, init)
     finally:
         close_run(run)
+
+
+def new_model(cfg: TrainConfig, device: str) -> ActorCritic:
+    """A freshly initialised actor-critic of the run's shape."""
+    net = NetConfig(tuple(cfg.hidden), cfg.activation, cfg.shared, False, cfg.privileged_critic)
+    return ActorCritic(net, **set_of_model(cfg), **obs_of(cfg)).to(device)
 
 
 def set_of_model(cfg: TrainConfig) -> dict[str, Any]:
@@ -544,13 +554,26 @@ def weights_finite(model: Any) -> bool:
     return all(bool(torch.isfinite(t).all()) for t in model.state_dict().values())
 
 
-def _train(cfg: TrainConfig, run: RunFolder, state: dict | None, device: str) -> dict:
+def _train(
+    cfg: TrainConfig,
+    run: RunFolder,
+    state: dict | None,
+    device: str,
+    init: tuple[dict[str, torch.Tensor], bool] | None = None,
+) -> dict:
     torch.manual_seed(cfg.seed)
     rng = np.random.default_rng(cfg.seed)  # opponents, learner seats, snapshot draws
-    net = NetConfig(tuple(cfg.hidden), cfg.activation, cfg.shared, False, cfg.privileged_critic)
-    model = ActorCritic(net, **set_of_model(cfg), **obs_of(cfg)).to(device)
+    model = new_model(cfg, device)
+    if state is None and init is not None:
+        weights, with_critic = init
+        model.load_state_dict(weights, strict=with_critic)
+        print(
+            f"starting from {cfg.init_policy}: actor"
+            + (" and critic" if with_critic else " (the critic starts fresh)"),
+            flush=True,
+        )
     optimizer = torch.optim.Adam(model.parameters(), lr=cfg.lr, eps=1e-5)
-    snap_model = ActorCritic(net, **set_of_model(cfg), **obs_of(cfg)).to(device)
+    snap_model = new_model(cfg, device)
     snap_model.eval()
     collector = Collector(cfg, model, device, rng)
     shuffle_gen = torch.Generator().manual_seed(cfg.seed + 1)  # minibatch order

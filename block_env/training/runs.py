@@ -268,6 +268,7 @@ KEYS_ADDED_LATER = {
     "teacher_coef": 1.0,
     "teacher_steps": 3_000_000,
     "obs_type": "observation",
+    "init_policy": "",
 }
 
 

@@ -1,0 +1,74 @@
+"""Fine-tuning: the weights a new run starts from when ``init_policy`` names a policy.
+
+``init_policy`` is a shipped name (``block-3p``), a policy file or a training checkpoint.
+The file is read with ``weights_only=True`` and must fit the run: the same observation
+(``obs_type``, tile set) and the same actor (``hidden``, ``activation``, ``shared``), and,
+when it records its game, the same number of players and partnership. The actor always
+comes from the file; the critic too when the file holds one of the same shape (a training
+checkpoint, or a policy file saved with its critic), otherwise the critic starts fresh (a
+shipped policy holds the actor only). Everything is checked before the run folder is made,
+so a misfit file stops the run with a ConfigError that names both sides and writes nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from agents.policy import CRITIC_PREFIXES, ActorCritic, read_policy_file
+from block_env.training.config import TrainConfig
+from block_env.training.errors import ConfigError
+
+
+def initial_weights(cfg: TrainConfig, model: ActorCritic) -> tuple[dict[str, torch.Tensor], bool]:
+    """(the state-dict entries to load into ``model``, whether they include the critic), read
+    from ``cfg.init_policy``. ConfigError when the file is missing, unreadable or misfit."""
+    try:
+        pf = read_policy_file(cfg.init_policy)
+    except (FileNotFoundError, ValueError) as exc:
+        raise ConfigError(f"config init_policy={cfg.init_policy!r}: {exc}") from None
+    source = pf.model
+    _check_fits(cfg, model, source, pf.game)
+    theirs = source.state_dict()
+    mine = model.state_dict()
+    actor = {k: v for k, v in theirs.items() if not k.startswith(CRITIC_PREFIXES)}
+    critic = {k: v for k, v in theirs.items() if k.startswith(CRITIC_PREFIXES)}
+    critic_fits = (
+        pf.has_critic
+        and set(critic) == {k for k in mine if k.startswith(CRITIC_PREFIXES)}
+        and all(v.shape == mine[k].shape for k, v in critic.items())
+    )
+    return ({**actor, **critic} if critic_fits else actor), critic_fits
+
+
+def _check_fits(
+    cfg: TrainConfig, model: ActorCritic, source: ActorCritic, game: dict[str, Any] | None
+) -> None:
+    """ConfigError naming every way ``source`` (the file's network) does not fit the run."""
+    wanted = {
+        "obs_type": model.obs_type,
+        "max_pip": model.max_pip,
+        "history_slots": model.history_slots,
+        "hidden": tuple(model.net.hidden),
+        "activation": model.net.activation,
+        "shared": model.net.shared,
+    }
+    got = {
+        "obs_type": source.obs_type,
+        "max_pip": source.max_pip,
+        "history_slots": source.history_slots,
+        "hidden": tuple(source.net.hidden),
+        "activation": source.net.activation,
+        "shared": source.net.shared,
+    }
+    if game is not None:
+        wanted["num_players"], got["num_players"] = cfg.num_players, game.get("num_players")
+        wanted["partnership"] = cfg.partnership
+        got["partnership"] = bool(game.get("partnership", False))
+    diff = [f"{k}: file {got[k]!r} vs run {wanted[k]!r}" for k in wanted if got[k] != wanted[k]]
+    if diff:
+        raise ConfigError(
+            f"config init_policy={cfg.init_policy!r} does not fit this run ({'; '.join(diff)}): "
+            "use a policy trained for the same game and network, or change the run's settings"
+        )

@@ -1,0 +1,108 @@
+"""Fine-tuning: ``init_policy`` starts a run from a policy's weights, or refuses a misfit file
+before anything is written."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import train  # noqa: E402
+from agents.policy import CRITIC_PREFIXES, read_policy_file, save_policy  # noqa: E402
+from block_env.training.config import load_config  # noqa: E402
+from block_env.training.errors import ConfigError  # noqa: E402
+from block_env.training.init_policy import initial_weights  # noqa: E402
+from block_env.training.ppo import new_model  # noqa: E402
+
+SMOKE = ROOT / "configs" / "smoke.yaml"
+FROZEN = ["lr=1e-12", "anneal_lr=false", "teacher=none", "ent_coef=0"]
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The latest checkpoint of a smoke run (actor and critic, weights away from init)."""
+    run = tmp_path_factory.mktemp("source") / "run"
+    train.train(load_config(SMOKE, [f"run_dir={run}", "lr=0.003", "seed=7"]))
+    return run / "checkpoints" / "latest.pt"
+
+
+def _weights(path: Path) -> dict[str, torch.Tensor]:
+    return read_policy_file(path).model.state_dict()
+
+
+def test_a_run_starts_from_the_policys_actor_and_critic(trained: Path, tmp_path: Path) -> None:
+    source = _weights(trained)
+    train.train(
+        load_config(SMOKE, [f"run_dir={tmp_path / 'ft'}", f"init_policy={trained}", *FROZEN])
+    )
+    train.train(load_config(SMOKE, [f"run_dir={tmp_path / 'fresh'}", *FROZEN]))
+    tuned = _weights(tmp_path / "ft" / "checkpoints" / "latest.pt")
+    fresh = _weights(tmp_path / "fresh" / "checkpoints" / "latest.pt")
+    for key, value in source.items():  # the frozen run kept the weights it started from
+        torch.testing.assert_close(tuned[key], value, atol=1e-6, rtol=0)
+    assert any(
+        (fresh[k] - v).abs().max() > 1e-3 for k, v in source.items() if v.is_floating_point()
+    )
+
+
+def test_an_actor_only_file_gives_the_actor_and_leaves_the_critic_fresh(
+    trained: Path, tmp_path: Path
+) -> None:
+    pf = read_policy_file(trained)
+    save_policy(tmp_path / "actor.pt", pf.model, actor_only=True, game=pf.game)
+    cfg = load_config(SMOKE, [f"init_policy={tmp_path / 'actor.pt'}"])
+    model = new_model(cfg, "cpu")
+    weights, with_critic = initial_weights(cfg, model)
+    assert not with_critic
+    assert weights and not any(k.startswith(CRITIC_PREFIXES) for k in weights)
+    model.load_state_dict(weights, strict=False)
+    obs = torch.rand(16, model.obs_dim)
+    torch.testing.assert_close(model.logits(obs), pf.model.logits(obs))
+    _, critic_too = initial_weights(load_config(SMOKE, [f"init_policy={trained}"]), model)
+    assert critic_too
+
+
+def test_a_shipped_name_is_accepted_for_its_game() -> None:
+    cfg = load_config(None, ["init_policy=block-3p", "num_players=3"])
+    weights, with_critic = initial_weights(cfg, new_model(cfg, "cpu"))
+    assert not with_critic and "policy_head.weight" in weights  # shipped files are actor-only
+
+
+@pytest.mark.parametrize(
+    "overrides, names",
+    [
+        (["hidden=[64, 64]"], ["hidden: file (32, 32) vs run (64, 64)"]),
+        (["num_players=3"], ["num_players: file 2 vs run 3"]),
+        (["activation=tanh", "obs_type=information_state"], ["activation", "obs_type"]),
+        (["max_pip=4"], ["max_pip: file 6 vs run 4"]),
+    ],
+)
+def test_a_misfit_policy_is_refused_before_the_run_folder_is_made(
+    trained: Path, tmp_path: Path, overrides: list[str], names: list[str]
+) -> None:
+    run = tmp_path / "run"
+    cfg = load_config(SMOKE, [f"run_dir={run}", f"init_policy={trained}", *overrides])
+    with pytest.raises(ConfigError, match="does not fit this run") as info:
+        train.train(cfg)
+    assert all(name in str(info.value) for name in names), str(info.value)
+    assert not run.exists()
+
+
+def test_a_missing_or_unreadable_file_is_refused(tmp_path: Path) -> None:
+    bad = tmp_path / "notes.pt"
+    bad.write_text("not a policy")
+    for source in (tmp_path / "missing.pt", bad):
+        cfg = load_config(SMOKE, [f"run_dir={tmp_path / 'run'}", f"init_policy={source}"])
+        with pytest.raises(ConfigError, match="config init_policy="):
+            train.train(cfg)
+        assert not (tmp_path / "run").exists()
+
+
+def test_only_ppo_starts_from_a_policy() -> None:
+    with pytest.raises(ConfigError, match="config init_policy="):
+        load_config(SMOKE, ["algo=sb3", "init_policy=block-2p"])
