@@ -123,6 +123,7 @@ class Engine:
         sides = int(team.max()) + 1
         self.t_side_seats = b.table(team[None, :] == np.arange(sides + 1)[:, None])
         self.rows = b.arange(B)
+        self._to_act: tuple | None = None  # see _to_act_hand
         self.row_base = self.rows * n  # flat index of (game, seat 0) in (B, n) arrays
         # by (game, seat): the flat index in (B, n) arrays, and the game; the seats repeated
         self.t_flat = self._const(np.arange(B * n).reshape(B, n))
@@ -188,7 +189,7 @@ class Engine:
                     scores_np[i] = setup.scores
             hands, lots, scores = (b.from_numpy(x) for x in (hands_np, lots_np, scores_np))
         self._start_hands(rows, hands, lots, scores, b.zeros(self.num_envs, "i64"))
-        self.legal = self._legal_for(b.take(self.hands_flat, self.row_base + self.current))
+        self.legal = self._legal_for(self._to_act_hand())
 
     def _start_hands(
         self,
@@ -285,14 +286,14 @@ class Engine:
         stuck = (self.in_hands & self.fit) == 0  # nobody can place
         ended = domino | stuck
 
-        if b.any(ended):
-            idx = b.nonzero(ended)
+        idx = b.nonzero(ended)
+        if int(idx.shape[0]):
             rewards, terminated, info = self._end_hands(
                 idx, b.take(domino, idx), b.take(c, idx), ended, domino
             )
         else:
             rewards, terminated, info = self._no_hand_ended()
-        self.legal = self._legal_for(b.take(self.hands_flat, self.row_base + self.current))
+        self.legal = self._legal_for(self._to_act_hand())
         if self.auto_pass:
             self._auto_pass()
         return rewards, terminated, info
@@ -311,7 +312,7 @@ class Engine:
             shown = b.where(forced, b.take(self.t_shown, self.ends), 0)
             self.voids = self.voids | (shown << (c * self.L.VOID_BITS))
             self.current = b.where(forced, b.take(self.t_next_seat, c), c)
-            self.legal = self._legal_for(b.take(self.hands_flat, self.row_base + self.current))
+            self.legal = self._legal_for(self._to_act_hand())
 
     def _record(self, flat: Any, col: Any, end: Any, is_pass: Any) -> None:
         """Write every game's move into the history: column ``col`` (the tile, or the pass
@@ -445,7 +446,7 @@ class Engine:
         info = {
             "hand_over": b.copy(ended),
             "hand_winner": hand_winner,
-            "hand_blocked": ended & ~domino_all,
+            "hand_blocked": ended ^ domino_all,  # a domino ends its hand
             "hand_pips": hand_pips,
             "hand_points": hand_points,
             "match_over": b.copy(terminated),
@@ -518,13 +519,25 @@ class Engine:
         """Length of the vectors handed out: the observation, plus the history if kept."""
         return self.L.obs_dim + (self.hist_dim if self.history else 0)
 
+    def _to_act_hand(self) -> Any:
+        """The hand of the seat to act in every game; kept, with its flat index, for the
+        ``observe`` that follows (used only while ``current`` is the same array)."""
+        flat = self.row_base + self.current
+        hand = self.b.take(self.hands_flat, flat)
+        self._to_act = (self.current, flat, hand)
+        return hand
+
     def observe(self) -> tuple[Any, Any]:
         """(obs (B, OBS_DIM) float32, mask (B, 2T+1) int8) of the seat to act in each game."""
         b = self.b
-        flat = self.row_base + self.current
+        kept, self._to_act = self._to_act, None
+        if kept is not None and kept[0] is self.current:
+            flat, hand = kept[1], kept[2]
+        else:
+            flat = self.row_base + self.current
+            hand = b.take(self.hands_flat, flat)
         full = b.empty((self.num_envs, self.obs_width), "f32")
         obs = full[:, : self.L.obs_dim] if self.history else full
-        hand = b.take(self.hands_flat, flat)
         self._write(obs, hand, self.rows, self.current, b.take_rows(self.tail, flat))
         if self.wide:
             self._wide_fix(obs, self.scores, self.current)
