@@ -31,11 +31,12 @@ GAME_3P = {
 }
 
 # sha256 of the shipped weight tensors (name, dtype, shape, bytes; sorted by name), computed
-# from the files as shipped (all three: the taught runs of 2026-12-01): re-saving a
-# file's metadata must not touch a weight.
+# from the files as shipped (2026-12-01: block-2p and block-4p the rule-bot-taught runs,
+# block-3p that run fine-tuned against a rules-heavy field): re-saving a file's metadata must
+# not touch a weight.
 SHIPPED_WEIGHTS_SHA256 = {
     "block-2p": "b01e75455457ab34b275b566ec7d8995a79e77acc5b1f2508f7af7efb157df06",
-    "block-3p": "e8ae0f21306303566962665253d3612f763ab0852236c400ad24c0da89a7fafe",
+    "block-3p": "14e8c56f1362608383b0fa09a8f9bc162ef081b8beabc47f105663b957b52989",
     "block-4p": "e601a7a6c68d9e76989a10394e0ea14f2e30d542c47bcfa9704b8123d16fa9db",
 }
 
