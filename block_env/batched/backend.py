@@ -189,10 +189,14 @@ class NumpyBackend:
         packed = np.packbits(as_bytes, axis=1, bitorder="little")
         return _select_random_bit(packed, rng.random(mask.shape[0]))
 
+    def uniform(self, rng: np.random.Generator, m: int) -> np.ndarray:
+        """(m,) uniform draws in [0, 1): those ``sample_words`` ranks with."""
+        return rng.random(m)
+
     def sample_words(self, rng: np.random.Generator, words: np.ndarray) -> np.ndarray:
         """One uniformly random set bit per (M,) int64 word (bits 0..62, none zero): the same
         draw and choice as ``sample_legal`` on the mask those words unpack to."""
-        u = rng.random(words.shape[0])
+        u = self.uniform(rng, words.shape[0])
         return _select_random_bit_words(np.ascontiguousarray(words).view(np.uint64), u)
 
     def as_actions(self, actions: Any, num_envs: int) -> np.ndarray:
@@ -491,10 +495,14 @@ class TorchBackend:
         # rows of ``running`` are sorted: the chosen column is the first one above ``rank``
         return torch.searchsorted(running, rank[:, None], right=True)[:, 0]
 
+    def uniform(self, rng: Any, m: int) -> Any:
+        """(m,) float32 uniform draws in [0, 1): those ``sample_words`` ranks with."""
+        return self.torch.rand(m, generator=rng, device=self.device)
+
     def sample_words(self, rng: Any, words: Any) -> Any:
         """One uniformly random set bit per (M,) int64 word (bits 0..62, none zero): the same
         draw and choice as ``sample_legal`` on the mask those words unpack to."""
-        u = self.torch.rand(words.shape[0], generator=rng, device=self.device)
+        u = self.uniform(rng, words.shape[0])
         if self.device.type == "cpu":  # numpy on the same memory: several times fewer calls
             words = np.ascontiguousarray(words.numpy()).view(np.uint64)
             return self.torch.from_numpy(_select_random_bit_words(words, u.numpy()))
@@ -622,6 +630,9 @@ class TorchNumpyBackend(NumpyBackend):
     def integers(self, rng: Any, high: int, k: int) -> np.ndarray:
         return self.torch_backend.integers(rng, high, k).numpy()
 
+    def uniform(self, rng: Any, m: int) -> np.ndarray:
+        return self.torch_backend.uniform(rng, m).numpy()
+
     def as_actions(self, actions: Any, num_envs: int) -> np.ndarray:
         return self.torch_backend.as_actions(actions, num_envs).numpy()
 
@@ -631,7 +642,7 @@ class TorchNumpyBackend(NumpyBackend):
     sample_words = sample_legal
 
 
-KERNELS = ("auto", "numpy", "torch")
+KERNELS = ("auto", "numpy", "numba", "torch")
 
 
 def make_backend(backend: str, device: Any) -> NumpyBackend | TorchBackend:
@@ -645,19 +656,35 @@ def make_backend(backend: str, device: Any) -> NumpyBackend | TorchBackend:
     raise ValueError(f"backend={backend!r} is not allowed: use one of {', '.join(BACKENDS)}")
 
 
-def make_kernels(backend: NumpyBackend | TorchBackend, kernels: str) -> Any:
-    """The backend the engine computes with: ``backend`` itself, or for torch on the CPU with
-    ``kernels`` "auto" or "numpy", a ``TorchNumpyBackend`` over it. ValueError for a choice
-    the device cannot run ("numpy" kernels need the CPU)."""
+def numba_available() -> bool:
+    """Whether the compiled kernels can run (numba importable)."""
+    try:
+        import numba  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def make_kernels(backend: NumpyBackend | TorchBackend, kernels: str) -> tuple[Any, bool]:
+    """(the backend the engine computes with, whether its compiled kernels run): ``backend``
+    itself, or for torch on the CPU with kernels other than "torch" a ``TorchNumpyBackend``
+    over it. "auto" takes the compiled kernels on the CPU where numba is installed, else
+    numpy's (torch's on other devices). ValueError for a choice the device or the install
+    cannot run."""
     if kernels not in KERNELS:
         raise ValueError(f"kernels={kernels!r} is not allowed: use one of {', '.join(KERNELS)}")
-    if backend.name == "numpy":
-        if kernels == "torch":
-            raise ValueError("kernels='torch' needs backend='torch'")
-        return backend
-    on_cpu = backend.device.type == "cpu"
-    if kernels == "numpy" and not on_cpu:
-        raise ValueError(f"kernels='numpy' needs the CPU, not device {str(backend.device)!r}")
+    on_cpu = backend.name == "numpy" or backend.device.type == "cpu"
+    if kernels == "torch" and backend.name == "numpy":
+        raise ValueError("kernels='torch' needs backend='torch'")
+    if kernels in ("numpy", "numba") and not on_cpu:
+        raise ValueError(f"kernels={kernels!r} needs the CPU, not device {str(backend.device)!r}")
+    if kernels == "numba" and not numba_available():
+        raise ValueError(
+            "kernels='numba' needs numba, which is not installed: "
+            'pip install "block-env[fast]" (or use kernels="numpy")'
+        )
     if kernels == "torch" or not on_cpu:
-        return backend
-    return TorchNumpyBackend(backend)
+        return backend, False
+    compute = backend if backend.name == "numpy" else TorchNumpyBackend(backend)
+    compiled = kernels == "numba" or (kernels == "auto" and numba_available())
+    return compute, compiled

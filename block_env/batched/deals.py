@@ -32,6 +32,7 @@ class FastDeals:
         self.backend = backend
         self.config = config
         self.rng: Any = None
+        self.hands_from_keys: Any = None  # the compiled deal of numpy's keys, when it runs
 
     def seed(self, seed: int | None) -> None:
         if seed is not None or self.rng is None:
@@ -41,8 +42,12 @@ class FastDeals:
         """Deal for the games ``idx``: (hands (K, n) int64 masks, lots (K,) int64)."""
         b = self.backend
         k = int(idx.shape[0])
-        lots = b.integers(self.rng, self.config.num_players, k)
-        perm = b.permutations(self.rng, k, self.config.tiles.num_tiles)
+        cfg = self.config
+        lots = b.integers(self.rng, cfg.num_players, k)
+        if self.hands_from_keys is not None:  # the same draws and deals, compiled
+            keys = self.rng.random((k, cfg.tiles.num_tiles)).view(np.int64)
+            return self.hands_from_keys(keys, cfg.num_players, cfg.hand_size), lots
+        perm = b.permutations(self.rng, k, cfg.tiles.num_tiles)
         return _hands_from_permutations(b, self.config, perm), lots
 
 

@@ -124,7 +124,7 @@ class BatchedEnv:
         self.num_envs = int(num_envs)
         self.backend = make_backend(backend, device)
         # what the engine computes with: the backend, or numpy kernels for torch on the CPU
-        self.compute = make_kernels(self.backend, kernels)
+        self.compute, compiled = make_kernels(self.backend, kernels)
         self._wrap = self.compute is not self.backend  # hand out numpy arrays as tensors
         self.deals = make_deals(deal_source, self.compute, self.config, self.num_envs)
         self.deal_source = deal_source
@@ -136,6 +136,7 @@ class BatchedEnv:
             self.deals,
             auto_pass,
             history=obs_type == "information_state",
+            compiled=compiled,
         )
         self._sample_rng: Any = None
         self._ready = False
@@ -200,8 +201,8 @@ class BatchedEnv:
 
     @property
     def kernels(self) -> str:
-        """What the engine computes with: "numpy" or "torch" (see ``kernels=``)."""
-        return self.compute.kernels
+        """What the engine computes with: "numba", "numpy" or "torch" (see ``kernels=``)."""
+        return "numba" if self.engine.compiled is not None else self.compute.kernels
 
     def _out(self, arrays: tuple) -> tuple:
         """The arrays handed out: as they are, or (numpy kernels behind the torch backend)
@@ -227,6 +228,10 @@ class BatchedEnv:
             if not self._ready:
                 raise RuntimeError("call reset() before sample_actions() without a mask")
             words = self.engine.legal
+            if self.engine.compiled is not None:  # the same draw, chosen by compiled code
+                u = self.backend.to_numpy(self.backend.uniform(self._sample_rng, self.num_envs))
+                actions = self.engine.compiled.select_bits(words, u)
+                return self.backend.torch.from_numpy(actions) if self._wrap else actions
             if self._wrap:
                 words = self.backend.torch.from_numpy(words)
             return self.backend.sample_words(self._sample_rng, words)
