@@ -27,16 +27,21 @@ DIFF_CONFIGS = [
     {"num_players": 4, "reward": "zero_sum", "target_score": 20},
     *SET_CONFIGS,
 ]
-# numpy; torch on the CPU, which runs the numpy kernels by default; and the torch kernels
-# (the path CUDA takes) run on the CPU
-BACKENDS = ["numpy", "torch", "torch-ops"]
+# numpy's kernels; the compiled kernels (numba) over numpy; torch on the CPU with the numpy and
+# with the compiled kernels; and torch's own kernels (the path CUDA takes) run on the CPU
+BACKENDS = ["numpy", "numba", "torch", "torch-numba", "torch-ops"]
+_ENGINES = {
+    "numpy": {"backend": "numpy", "kernels": "numpy"},
+    "numba": {"backend": "numpy", "kernels": "numba"},
+    "torch": {"backend": "torch", "kernels": "numpy"},
+    "torch-numba": {"backend": "torch", "kernels": "numba"},
+    "torch-ops": {"backend": "torch", "kernels": "torch"},
+}
 
 
 def engine(backend: str) -> dict:
-    """BatchedEnv keywords for a name of BACKENDS ("torch-ops": torch with its own kernels)."""
-    if backend == "torch-ops":
-        return {"backend": "torch", "kernels": "torch"}
-    return {"backend": backend}
+    """BatchedEnv keywords for a name of BACKENDS."""
+    return dict(_ENGINES[backend])
 
 
 NUM_GAMES = 24

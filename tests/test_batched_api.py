@@ -11,6 +11,7 @@ import pytest
 from test_batched import BACKENDS, engine
 
 from block_env.batched import BatchedEnv
+from block_env.batched.backend import numba_available
 from block_env.env import INFO_KEYS
 from block_env.observation import OBS_DIM
 from block_env.tiles import TILES
@@ -41,7 +42,7 @@ def test_shapes_and_dtypes(backend: str) -> None:
     assert env.single_action_space.n == 57
     names = [str(x.dtype).split(".")[-1] for x in (obs, mask, seat, rewards, terminated)]
     assert names == ["float32", "int8", "int64", "float32", "bool"]
-    if backend != "numpy":
+    if backend.startswith("torch"):
         import torch
 
         assert all(isinstance(x, torch.Tensor) for x in (obs, mask, seat, rewards, terminated))
@@ -79,7 +80,7 @@ def test_numpy_and_torch_agree_given_the_same_deals() -> None:
         ({"num_envs": 2, "num_players": 5}, "num_players=5"),
         ({"num_envs": 2, "num_players": 3, "partnership": True}, "partnership=True"),
         ({"num_envs": 2, "reward": "money"}, "reward='money'"),
-        ({"num_envs": 2, "kernels": "jax"}, "kernels='jax'.*auto, numpy, torch"),
+        ({"num_envs": 2, "kernels": "jax"}, "kernels='jax'.*auto, numpy, numba, torch"),
         ({"num_envs": 2, "kernels": "torch"}, "kernels='torch' needs backend='torch'"),
     ],
 )
@@ -192,17 +193,35 @@ def test_auto_pass_never_asks_for_a_forced_pass(backend: str) -> None:
 
 
 def test_kernels_of_each_backend() -> None:
-    """numpy computes with numpy; torch on the CPU with numpy unless told otherwise, and hands
-    out torch tensors either way."""
+    """numpy computes with the compiled kernels where numba is installed (else numpy's); torch
+    on the CPU likewise unless told otherwise, and hands out torch tensors either way."""
     torch = pytest.importorskip("torch")
-    assert BatchedEnv(2).kernels == "numpy"
+    auto = "numba" if numba_available() else "numpy"
+    assert BatchedEnv(2).kernels == auto
     assert BatchedEnv(2, kernels="numpy").kernels == "numpy"
-    assert BatchedEnv(2, backend="torch").kernels == "numpy"
+    assert BatchedEnv(2, backend="torch").kernels == auto
     assert BatchedEnv(2, backend="torch", kernels="numpy").kernels == "numpy"
     assert BatchedEnv(2, backend="torch", kernels="torch").kernels == "torch"
-    for kernels in ("numpy", "torch"):
+    for kernels in ("numpy", "numba", "torch"):
         env = BatchedEnv(3, backend="torch", kernels=kernels, num_players=3)
         out = env.reset(seed=1)
         out += env.step(env.sample_actions())[3:]
         arrays = list(out[:-1]) + list(out[-1].values())
         assert all(isinstance(x, torch.Tensor) and x.device.type == "cpu" for x in arrays)
+
+
+def test_numba_kernels_need_numba(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without numba, kernels="numba" is refused with the install command, and "auto" falls
+    back to the numpy kernels."""
+    import block_env.batched.backend as backend
+
+    monkeypatch.setattr(backend, "numba_available", lambda: False)
+    with pytest.raises(ValueError, match=r"kernels='numba' needs numba.*block-env\[fast\]"):
+        BatchedEnv(2, kernels="numba")
+    assert BatchedEnv(2).kernels == "numpy"
+    assert BatchedEnv(2, backend="torch").kernels == "numpy"
+
+
+def test_numba_kernels_need_the_cpu() -> None:
+    with pytest.raises(ValueError, match="kernels='numba' needs the CPU"):
+        BatchedEnv(2, backend="torch", device="meta", kernels="numba")

@@ -91,26 +91,13 @@ def first_illegal(actions: np.ndarray, legal: np.ndarray, num_actions: int) -> i
 
 
 @njit(cache=True)
-def hands_from_keys(keys: np.ndarray, n: int, hand_size: int) -> np.ndarray:
-    """(K, n) hands dealt by rows of T uniform keys (the int64 bit patterns of float64 draws in
-    [0, 1)): the numpy kernels' deal (``NumpyBackend.permutations``, then seat s takes the
-    tiles at positions s*k .. s*k+k-1), without sorting: a tile's position is the number of
-    keys below its own, each key's 5 low bits replaced by its tile index as there."""
-    k, t = keys.shape
-    hands = np.zeros((k, n), dtype=np.int64)
-    pattern = np.empty(t, dtype=np.int64)
-    position = np.empty(t, dtype=np.int64)
-    for j in range(k):
-        for i in range(t):
-            pattern[i] = (keys[j, i] & ~31) | i
-            position[i] = 0
-        for m in range(t):  # all pairs, in an order that compiles to vector code
-            below = pattern[m]
-            for i in range(t):
-                position[i] += pattern[i] > below
-        for i in range(t):
-            if position[i] < n * hand_size:
-                hands[j, position[i] // hand_size] |= 1 << i
+def hands_from_permutations(perm: np.ndarray, n: int, hand_size: int) -> np.ndarray:
+    """(K, n) hands from K permutations of the tiles: seat s takes the tiles at positions
+    s*k .. s*k+k-1 (as ``deals._hands_from_permutations``)."""
+    hands = np.zeros((perm.shape[0], n), dtype=np.int64)
+    for j in range(perm.shape[0]):
+        for q in range(n * hand_size):
+            hands[j, q // hand_size] |= 1 << perm[j, q]
     return hands
 
 
@@ -246,15 +233,15 @@ def _score(
 
 
 @njit(cache=True, inline="always")
-def _legal_word(p, hand, fit, e, both_lo, both_hi, fit_actions) -> int:  # noqa: ANN001
+def _legal_word(pass_bit, hand, fit, e, both_lo, both_hi, fit_actions) -> int:  # noqa: ANN001
     held = hand & fit
     word = (both_lo[held & _LOW14] | both_hi[held >> 14]) & fit_actions[e]
-    return p[PASS_BIT] if word == 0 else word
+    return pass_bit if word == 0 else word
 
 
 @njit(cache=True, inline="always")
 def _write_row(
-    p, bits, out, g, c, hand, played, e, v, cnt, tail, scores, wide, hist,  # noqa: ANN001
+    p, bits, out, g, c, hand, played, e, v, cnt, tail, scores, wide, target, hist,  # noqa: ANN001
     ends_word0, ends_word1,
 ) -> None:  # fmt: skip
     """Write seat ``c``'s observation of game ``g`` into one row (``bits``: the row as
@@ -288,7 +275,7 @@ def _write_row(
     if wide:
         for r in range(n):
             out[head_end + p[T_SCORES] + r] = np.float32(scores[g, (c + r) % n])
-        out[head_end + p[T_TARGET]] = np.float32(p[TARGET])
+        out[head_end + p[T_TARGET]] = np.float32(target)
     if p[HISTORY]:
         w = p[HIST_W]
         for r in range(n):
@@ -300,154 +287,182 @@ def _write_row(
             out[q] = 0.0
 
 
-@cache
-def kernels_for(p: tuple[int, ...]) -> SimpleNamespace:
-    """The step and observation kernels of one game (``params`` as a tuple), compiled with its
-    sizes, positions and rules as constants, so that branches fold away and the loops compile
-    to vector code (with them as run-time values the observation is several times slower).
-    Each game compiles once per machine: the compiled code is cached on disk."""
+# ---- the step: compiled once for every game (its parameters are a run-time array)
+
+
+@njit(cache=True)
+def play(
+    p, actions, hands, in_hands, played, counts, voids, ends, fit, current,  # noqa: ANN001
+    scores, hist, turn, tile_bit, shown, next_ends, fit_table, pips_lo, pips_hi,
+    side_seats, idx, over, rewards, hand_winner, hand_pips, hand_points, terminated,
+    match_winner, match_winners, hand_over, hand_blocked,
+) -> int:  # fmt: skip
+    """Apply every game's (checked) action and score the hands that ended; returns K,
+    the number of games whose hand ended, listed in ``idx[:K]`` with ``over[:K]`` (the
+    episode ended too). Scores are updated (what final observations show); the outputs
+    are the step's rewards and info arrays, pre-filled with their no-event values."""
     n, t, num_actions, slot = p[N], p[T], p[A], p[SLOT]
+    pass_tile, history, count_bits, void_bits = (
+        p[PASS_TILE],
+        p[HISTORY],
+        p[COUNT_BITS],
+        p[VOID_BITS],
+    )
+    k = 0
+    for g in range(actions.shape[0]):
+        a = actions[g]
+        c = current[g]
+        tile = a >> 1
+        is_pass = tile == pass_tile
+        if history:
+            base = (turn[g] // n) * slot
+            row = g * n + c
+            hist[row, base + (t + 2 if is_pass else tile)] = 1.0
+            hist[row, base + (t + 2 if is_pass else t + (a & 1))] = 1.0
+            turn[g] += 1
+        bit = tile_bit[tile]
+        hand = hands[g, c] ^ bit
+        hands[g, c] = hand
+        in_hands[g] ^= bit
+        played[g] |= bit
+        counts[g] -= (bit >> tile) << (c * count_bits)
+        e = ends[g]
+        if is_pass:
+            voids[g] |= shown[e] << (c * void_bits)
+        e = next_ends[e * num_actions + a]
+        ends[g] = e
+        fit[g] = fit_table[e]
+        current[g] = c + 1 if c + 1 < n else 0  # (no division)
+        domino = hand == 0
+        if not domino and in_hands[g] & fit[g] != 0:
+            continue
+        idx[k] = g
+        over[k] = _score(
+            p, g, c, domino, hands, scores, pips_lo, pips_hi, side_seats, rewards,
+            hand_winner, hand_pips, hand_points, terminated, match_winner, match_winners,
+        )  # fmt: skip
+        hand_over[g] = True
+        hand_blocked[g] = not domino
+        k += 1
+    return k
 
-    @njit(cache=True)
-    def play(
-        actions, hands, in_hands, played, counts, voids, ends, fit, current,  # noqa: ANN001
-        scores, hist, turn, tile_bit, shown, next_ends, fit_table, pips_lo, pips_hi,
-        side_seats, idx, over, rewards, hand_winner, hand_pips, hand_points, terminated,
-        match_winner, match_winners, hand_over, hand_blocked,
-    ) -> int:  # fmt: skip
-        """Apply every game's (checked) action and score the hands that ended; returns K,
-        the number of games whose hand ended, listed in ``idx[:K]`` with ``over[:K]`` (the
-        episode ended too). Scores are updated (what final observations show); the outputs
-        are the step's rewards and info arrays, pre-filled with their no-event values."""
-        k = 0
-        for g in range(actions.shape[0]):
-            a = actions[g]
-            c = current[g]
-            tile = a >> 1
-            is_pass = tile == p[PASS_TILE]
-            if p[HISTORY]:
-                base = (turn[g] // n) * slot
-                row = g * n + c
-                hist[row, base + (t + 2 if is_pass else tile)] = 1.0
-                hist[row, base + (t + 2 if is_pass else t + (a & 1))] = 1.0
-                turn[g] += 1
-            bit = tile_bit[tile]
-            hand = hands[g, c] ^ bit
-            hands[g, c] = hand
-            in_hands[g] ^= bit
-            played[g] |= bit
-            counts[g] -= (bit >> tile) << (c * p[COUNT_BITS])
-            e = ends[g]
-            if is_pass:
-                voids[g] |= shown[e] << (c * p[VOID_BITS])
-            e = next_ends[e * num_actions + a]
-            ends[g] = e
-            fit[g] = fit_table[e]
-            current[g] = (c + 1) % n
-            domino = hand == 0
-            if not domino and in_hands[g] & fit[g] != 0:
-                continue
-            idx[k] = g
-            over[k] = _score(
-                p, g, c, domino, hands, scores, pips_lo, pips_hi, side_seats, rewards,
-                hand_winner, hand_pips, hand_points, terminated, match_winner, match_winners,
-            )  # fmt: skip
-            hand_over[g] = True
-            hand_blocked[g] = not domino
-            k += 1
-        return k
 
-    @njit(cache=True)
-    def deal(
-        idx, k, new_hands, lots, over, hands, in_hands, played, ends, fit,  # noqa: ANN001
-        current, leader, voids, counts, scores, out_of_play, hand_number, hist, turn,
-        tail_bytes, tail_table, tile_bit, open_rank, all_tiles, full_out,
-    ) -> bool:  # fmt: skip
-        """Start the next hand (a new match where ``over``) in games ``idx[:k]`` with the
-        drawn ``new_hands`` (K, n) and lots, as ``Engine._start_hands`` with a full deal;
-        True when a score above 255 is dealt into play (the observation's float rewrite)."""
-        width = p[TAIL_BYTES]
-        at = p[HEAD_END] + p[T_SCORES] - p[TAIL0]  # the scores' bytes in a tail row
-        wide = False
-        for j in range(k):
-            g = idx[j]
-            new_match = over[j]
-            lead = lots[j] if new_match else (leader[g] + 1) % n
-            dealt = 0
+@njit(cache=True)
+def deal(
+    p, idx, k, new_hands, lots, over, hands, in_hands, played, ends, fit,  # noqa: ANN001
+    current, leader, voids, counts, scores, out_of_play, hand_number, hist, turn,
+    tail_bytes, tail_table, tile_bit, open_rank, all_tiles, full_out,
+) -> bool:  # fmt: skip
+    """Start the next hand (a new match where ``over``) in games ``idx[:k]`` with the
+    drawn ``new_hands`` (K, n) and lots, as ``Engine._start_hands`` with a full deal;
+    True when a score above 255 is dealt into play (the observation's float rewrite)."""
+    n, t = p[N], p[T]
+    width = p[TAIL_BYTES]
+    at = p[HEAD_END] + p[T_SCORES] - p[TAIL0]  # the scores' bytes in a tail row
+    wide = False
+    for j in range(k):
+        g = idx[j]
+        new_match = over[j]
+        lead = lots[j] if new_match else (leader[g] + 1) % n
+        dealt = 0
+        for s in range(n):
+            hands[g, s] = new_hands[j, s]
+            dealt |= new_hands[j, s]
+        if p[HIGHEST_DOUBLE]:
+            best = -1
+            tile = 0
+            for i in range(t):
+                if (dealt >> i) & 1 and open_rank[i] > best:
+                    best = open_rank[i]
+                    tile = i
+            for s in range(n - 1, -1, -1):
+                if (new_hands[j, s] >> tile) & 1:
+                    lead = s
+            fit[g] = tile_bit[tile]
+        else:
+            fit[g] = all_tiles
+        in_hands[g] = dealt
+        played[g] = 0
+        ends[g] = 0
+        current[g] = lead
+        leader[g] = lead
+        voids[g] = 0
+        counts[g] = p[FULL_COUNTS]
+        out_of_play[g] = full_out
+        if new_match:
+            hand_number[g] = 0
             for s in range(n):
-                hands[g, s] = new_hands[j, s]
-                dealt |= new_hands[j, s]
-            if p[HIGHEST_DOUBLE]:
-                best = -1
-                tile = 0
-                for i in range(t):
-                    if (dealt >> i) & 1 and open_rank[i] > best:
-                        best = open_rank[i]
-                        tile = i
-                for s in range(n - 1, -1, -1):
-                    if (new_hands[j, s] >> tile) & 1:
-                        lead = s
-                fit[g] = tile_bit[tile]
-            else:
-                fit[g] = all_tiles
-            in_hands[g] = dealt
-            played[g] = 0
-            ends[g] = 0
-            current[g] = lead
-            leader[g] = lead
-            voids[g] = 0
-            counts[g] = p[FULL_COUNTS]
-            out_of_play[g] = full_out
-            if new_match:
-                hand_number[g] = 0
-                for s in range(n):
-                    scores[g, s] = 0
-            else:
-                hand_number[g] += 1
-            if p[HISTORY]:
-                for s in range(n):
-                    hist[g * n + s, :] = 0.0
-                turn[g] = 0
-            for o in range(n):
-                row = g * n + o
-                for i in range(width):
-                    tail_bytes[row, i] = tail_table[lead, o * width + i]
-                for r in range(n):
-                    tail_bytes[row, at + r] = np.uint8(scores[g, (o + r) % n] & 0xFF)
+                scores[g, s] = 0
+        else:
+            hand_number[g] += 1
+        if p[HISTORY]:
             for s in range(n):
-                if scores[g, s] > 255:
-                    wide = True
-        return wide
+                hist[g * n + s, :] = 0.0
+            turn[g] = 0
+        for o in range(n):
+            row = g * n + o
+            for i in range(width):
+                tail_bytes[row, i] = tail_table[lead, o * width + i]
+            for r in range(n):
+                tail_bytes[row, at + r] = np.uint8(scores[g, (o + r) % n] & 0xFF)
+        for s in range(n):
+            if scores[g, s] > 255:
+                wide = True
+    return wide
 
-    @njit(cache=True)
-    def legal_actions(
-        hands, fit, ends, current, voids, legal, hist, turn, shown, both_lo,  # noqa: ANN001
-        both_hi, fit_actions, auto_pass,
-    ) -> None:  # fmt: skip
-        """The legal words of the seat to act in every game; with ``auto_pass``, forced
-        passes played (at most n - 1 in a row) and recorded, as ``Engine._auto_pass``."""
-        for g in range(current.shape[0]):
-            c = current[g]
-            word = _legal_word(p, hands[g, c], fit[g], ends[g], both_lo, both_hi, fit_actions)
-            if auto_pass:
-                for _ in range(n - 1):
-                    if word != p[PASS_BIT]:
-                        break
-                    if p[HISTORY]:
-                        hist[g * n + c, (turn[g] // n) * slot + t + 2] = 1.0
-                        turn[g] += 1
-                    voids[g] |= shown[ends[g]] << (c * p[VOID_BITS])
-                    c = (c + 1) % n
-                    word = _legal_word(
-                        p, hands[g, c], fit[g], ends[g], both_lo, both_hi, fit_actions
-                    )
-                current[g] = c
-            legal[g] = word
+
+@njit(cache=True)
+def legal_actions(
+    p, hands, fit, ends, current, voids, legal, hist, turn, shown, both_lo,  # noqa: ANN001
+    both_hi, fit_actions, auto_pass,
+) -> None:  # fmt: skip
+    """The legal words of the seat to act in every game; with ``auto_pass``, forced
+    passes played (at most n - 1 in a row) and recorded, as ``Engine._auto_pass``."""
+    n, t, slot, pass_bit = p[N], p[T], p[SLOT], p[PASS_BIT]
+    for g in range(current.shape[0]):
+        c = current[g]
+        word = _legal_word(pass_bit, hands[g, c], fit[g], ends[g], both_lo, both_hi, fit_actions)
+        if auto_pass:
+            for _ in range(n - 1):
+                if word != pass_bit:
+                    break
+                if p[HISTORY]:
+                    hist[g * n + c, (turn[g] // n) * slot + t + 2] = 1.0
+                    turn[g] += 1
+                voids[g] |= shown[ends[g]] << (c * p[VOID_BITS])
+                c = c + 1 if c + 1 < n else 0
+                word = _legal_word(
+                    pass_bit, hands[g, c], fit[g], ends[g], both_lo, both_hi, fit_actions
+                )
+            current[g] = c
+        legal[g] = word
+
+
+# ---- the observation: compiled once per layout, with its sizes and positions as constants
+
+
+def layout_key(p: np.ndarray) -> tuple[int, ...]:
+    """The parameters the observation kernels depend on (the rest zeroed): games that differ
+    only in their rules (target, reward, episode, opener, hand size) share these kernels."""
+    key = [int(x) for x in p]
+    for rule in (PASS_TILE, PASS_BIT, PARTNERSHIP, HAND_MODE, TARGET, REWARD, SIDES):
+        key[rule] = 0
+    key[HIGHEST_DOUBLE] = key[FULL_COUNTS] = 0
+    return tuple(key)
+
+
+@cache
+def observation_kernels(p: tuple[int, ...]) -> SimpleNamespace:
+    """The observation kernels of one layout (``layout_key``), compiled with its sizes and
+    positions as constants, so that their loops compile to vector code (with them as run-time
+    values the observation is several times slower). Each layout compiles once per machine:
+    the compiled code is cached on disk."""
+    n, num_actions = p[N], p[A]
 
     @njit(cache=True)
     def observe(
         hands, current, played, ends, voids, counts, legal, scores, tail_bytes,  # noqa: ANN001
-        hist, ends_word0, ends_word1, wide, obs, mask,
+        hist, ends_word0, ends_word1, wide, target, obs, mask,
     ) -> None:  # fmt: skip
         """The observation (B, width) float32 and mask (B, A) int8 of the seat to act in
         every game, as ``Engine.observe``."""
@@ -458,7 +473,7 @@ def kernels_for(p: tuple[int, ...]) -> SimpleNamespace:
             c = current[g]
             _write_row(
                 p, bits[g], obs[g], g, c, hands[g, c], played[g], ends[g], voids[g], counts[g],
-                tail_bytes[g * n + c], scores, wide, hist, ends_word0, ends_word1,
+                tail_bytes[g * n + c], scores, wide, target, hist, ends_word0, ends_word1,
             )  # fmt: skip
             word = np.uint64(legal[g])
             at = g * num_actions
@@ -472,14 +487,14 @@ def kernels_for(p: tuple[int, ...]) -> SimpleNamespace:
     @njit(cache=True)
     def final_observe(
         games, hands, played, ends, voids, counts, leader, scores, out_of_play,  # noqa: ANN001
-        hist, tail_table, ends_word0, ends_word1, obs,
+        hist, tail_table, ends_word0, ends_word1, target, obs,
     ) -> None:  # fmt: skip
         """Every seat's observation of games ``games`` as they stand, nobody to act: rows
         (game j, seat s) at j * n + s of ``obs``, as ``Engine.final_observations``."""
         width = p[TAIL_BYTES]
         at_scores = p[HEAD_END] + p[T_SCORES] - p[TAIL0]
         at_out = p[HEAD_END] + p[T_OUT] - p[TAIL0]
-        wide = p[TARGET] > 255
+        wide = target > 255
         for g in games:
             for s in range(n):
                 if scores[g, s] > 255:
@@ -496,13 +511,7 @@ def kernels_for(p: tuple[int, ...]) -> SimpleNamespace:
                 row = j * n + c
                 _write_row(
                     p, bits[row], obs[row], g, c, hands[g, c], played[g], ends[g], voids[g],
-                    counts[g], tail, scores, wide, hist, ends_word0, ends_word1,
+                    counts[g], tail, scores, wide, target, hist, ends_word0, ends_word1,
                 )  # fmt: skip
 
-    return SimpleNamespace(
-        play=play,
-        deal=deal,
-        legal_actions=legal_actions,
-        observe=observe,
-        final_observe=final_observe,
-    )
+    return SimpleNamespace(observe=observe, final_observe=final_observe)

@@ -32,7 +32,7 @@ class FastDeals:
         self.backend = backend
         self.config = config
         self.rng: Any = None
-        self.hands_from_keys: Any = None  # the compiled deal of numpy's keys, when it runs
+        self.hands_from_permutations: Any = None  # the compiled kernel, when it runs
 
     def seed(self, seed: int | None) -> None:
         if seed is not None or self.rng is None:
@@ -44,10 +44,10 @@ class FastDeals:
         k = int(idx.shape[0])
         cfg = self.config
         lots = b.integers(self.rng, cfg.num_players, k)
-        if self.hands_from_keys is not None:  # the same draws and deals, compiled
-            keys = self.rng.random((k, cfg.tiles.num_tiles)).view(np.int64)
-            return self.hands_from_keys(keys, cfg.num_players, cfg.hand_size), lots
         perm = b.permutations(self.rng, k, cfg.tiles.num_tiles)
+        if self.hands_from_permutations is not None:
+            perm = np.ascontiguousarray(perm, dtype=np.int64)
+            return self.hands_from_permutations(perm, cfg.num_players, cfg.hand_size), lots
         return _hands_from_permutations(b, self.config, perm), lots
 
 

@@ -682,7 +682,7 @@ class Engine:
 
         self.compiled = compiled
         self.params = compiled.params(self)
-        self.kernels = compiled.kernels_for(tuple(int(x) for x in self.params))
+        self.observation_kernels = compiled.observation_kernels(compiled.layout_key(self.params))
         B = self.num_envs
         self._idx = np.empty(B, dtype=np.int64)  # the games whose hand ended, first K
         self._over = np.empty(B, dtype=bool)
@@ -691,43 +691,44 @@ class Engine:
             self.turn = np.zeros(1, dtype=np.int64)
         self.t_tail_bytes = self.t_tail_by_leader[1].view(np.uint8)  # to_act: a hand starts
         self.t_final_tail_bytes = self.t_tail_by_leader[0].view(np.uint8)  # nobody to act
-        if self.b.name == "numpy" and hasattr(self.deals, "hands_from_keys"):
-            self.deals.hands_from_keys = compiled.hands_from_keys  # numpy's draws: compiled
+        if hasattr(self.deals, "hands_from_permutations"):
+            self.deals.hands_from_permutations = compiled.hands_from_permutations
         self._compile_now()
 
     def _compile_now(self) -> None:
         """Compile (or load from the disk cache) every kernel now, on empty batches: no pause
         the first time a hand or a match ends."""
-        c, k, n = self.compiled, self.kernels, self.n
+        c, k, n, p = self.compiled, self.observation_kernels, self.n, self.params
         none, no = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=bool)
         c.first_illegal(none, self.legal, self.L.num_actions)
         c.select_bits(none, np.zeros(0, np.float32 if self.b.name == "torch" else np.float64))
-        c.hands_from_keys(np.zeros((0, self.L.num_tiles), dtype=np.int64), n, 1)
+        c.hands_from_permutations(np.zeros((0, self.L.num_tiles), dtype=np.int64), n, 1)
         empty2 = np.zeros((0, n), dtype=np.int64)
-        k.play(
-            none, self.hands, self.in_hands, self.played, self.counts, self.voids, self.ends,
+        c.play(
+            p, none, self.hands, self.in_hands, self.played, self.counts, self.voids, self.ends,
             self.fit, self.current, self.scores, self.hist, self.turn, self.t_tile_bit,
             self.t_shown, self.t_next_ends, self.t_fit, self.t_pips_lo14, self.t_pips_hi14,
             self.t_side_seats, self._idx, self._over, empty2.astype(np.float32), none, empty2,
             empty2, no, none, empty2.astype(bool), no, no,
         )  # fmt: skip
-        k.deal(
-            none, 0, empty2, none, no, self.hands, self.in_hands, self.played, self.ends,
+        c.deal(
+            p, none, 0, empty2, none, no, self.hands, self.in_hands, self.played, self.ends,
             self.fit, self.current, self.leader, self.voids, self.counts, self.scores,
             self.out_of_play, self.hand_number, self.hist, self.turn, self.tail.view(np.uint8),
             self.t_tail_bytes, self.t_tile_bit, self.t_open_rank, self.L.ALL, self.full_out,
         )  # fmt: skip
-        k.legal_actions(
-            self.hands, self.fit, self.ends, self.current[:0], self.voids, self.legal,
+        c.legal_actions(
+            p, self.hands, self.fit, self.ends, self.current[:0], self.voids, self.legal,
             self.hist, self.turn, self.t_shown, self.t_both_lo, self.t_both_hi,
             self.t_fit_actions, self.auto_pass,
         )  # fmt: skip
         self._final_observations_compiled(none)
         obs = np.zeros((0, self.obs_width), dtype=np.float32)
+        mask = np.zeros((0, self.L.num_actions), dtype=np.int8)
         k.observe(
             self.hands, self.current[:0], self.played, self.ends, self.voids, self.counts,
             self.legal, self.scores, self.tail.view(np.uint8), self.hist, self.t_ends_word0,
-            self.t_ends_word1, False, obs, np.zeros((0, self.L.num_actions), dtype=np.int8),
+            self.t_ends_word1, False, self.target, obs, mask,
         )  # fmt: skip
 
     def _step_compiled(self, actions: np.ndarray) -> tuple[Any, Any, dict[str, Any]]:
@@ -750,8 +751,8 @@ class Engine:
             "match_winner": np.full(B, -1, dtype=np.int64),
             "match_winners": np.zeros((B, n), dtype=bool),
         }
-        k = self.kernels.play(
-            actions, self.hands, self.in_hands, self.played, self.counts, self.voids,
+        k = c.play(
+            self.params, actions, self.hands, self.in_hands, self.played, self.counts, self.voids,
             self.ends, self.fit, self.current, self.scores, self.hist, self.turn,
             self.t_tile_bit, self.t_shown, self.t_next_ends, self.t_fit, self.t_pips_lo14,
             self.t_pips_hi14, self.t_side_seats, self._idx, self._over, rewards,
@@ -760,16 +761,13 @@ class Engine:
             info["hand_blocked"],
         )  # fmt: skip
         info["match_over"] = terminated.copy()
-        final = None
+        idx, over = self._idx[:k].copy(), self._over[:k].copy()
+        info["final_index"] = final = idx[over]  # before the deal: the final positions
+        info["final_obs"] = self._final_observations_compiled(final)
         if k:
-            idx, over = self._idx[:k].copy(), self._over[:k].copy()
-            final = idx[over]
-            if final.shape[0]:
-                info["final_index"] = final
-                info["final_obs"] = self._final_observations_compiled(final)
             hands, lots = self.deals.draw(idx, over)
-            wide = self.kernels.deal(
-                idx, k, np.ascontiguousarray(hands), np.ascontiguousarray(lots), over,
+            wide = c.deal(
+                self.params, idx, k, np.ascontiguousarray(hands), np.ascontiguousarray(lots), over,
                 self.hands, self.in_hands, self.played, self.ends, self.fit, self.current,
                 self.leader, self.voids, self.counts, self.scores, self.out_of_play,
                 self.hand_number, self.hist, self.turn, self.tail.view(np.uint8),
@@ -777,32 +775,29 @@ class Engine:
                 self.full_out,
             )  # fmt: skip
             self.wide = self.wide or wide
-        if final is None or not final.shape[0]:
-            info["final_index"] = np.zeros(0, dtype=np.int64)
-            info["final_obs"] = np.zeros((0, n, self.obs_width), dtype=np.float32)
-        self.kernels.legal_actions(
-            self.hands, self.fit, self.ends, self.current, self.voids, self.legal, self.hist,
-            self.turn, self.t_shown, self.t_both_lo, self.t_both_hi, self.t_fit_actions,
-            self.auto_pass,
+        c.legal_actions(
+            self.params, self.hands, self.fit, self.ends, self.current, self.voids, self.legal,
+            self.hist, self.turn, self.t_shown, self.t_both_lo, self.t_both_hi,
+            self.t_fit_actions, self.auto_pass,
         )  # fmt: skip
         return rewards, terminated, info
 
     def _final_observations_compiled(self, idx: np.ndarray) -> np.ndarray:
         obs = np.empty((idx.shape[0] * self.n, self.obs_width), dtype=np.float32)
-        self.kernels.final_observe(
+        self.observation_kernels.final_observe(
             idx, self.hands, self.played, self.ends, self.voids, self.counts, self.leader,
             self.scores, self.out_of_play, self.hist, self.t_final_tail_bytes,
-            self.t_ends_word0, self.t_ends_word1, obs,
+            self.t_ends_word0, self.t_ends_word1, self.target, obs,
         )  # fmt: skip
         return obs.reshape(idx.shape[0], self.n, self.obs_width)
 
     def _observe_compiled(self) -> tuple[Any, Any]:
         obs = np.empty((self.num_envs, self.obs_width), dtype=np.float32)
         mask = np.empty((self.num_envs, self.L.num_actions), dtype=np.int8)
-        self.kernels.observe(
+        self.observation_kernels.observe(
             self.hands, self.current, self.played, self.ends, self.voids, self.counts,
             self.legal, self.scores, self.tail.view(np.uint8), self.hist, self.t_ends_word0,
-            self.t_ends_word1, bool(self.wide), obs, mask,
+            self.t_ends_word1, bool(self.wide), self.target, obs, mask,
         )  # fmt: skip
         return obs, mask
 
