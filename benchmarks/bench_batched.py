@@ -11,14 +11,17 @@ returned mask as a policy's caller would. The AEC baseline does the same through
 API (``observe`` of the agent to act, a random legal action from its mask, ``step``,
 ``reset`` at the end of each match) in the same run.
 
-Kernels (the table's "kernels" column): ``numpy`` runs numpy calls; ``torch`` on the CPU runs
-the same numpy kernels by default (``BatchedEnv(kernels="auto")``: torch's randomness, torch
-tensors handed out, sharing the memory of the numpy arrays); ``--backends torch-ops`` times
-torch with its own kernels (``kernels="torch"``, the path CUDA takes) on the same device.
+Kernels (the table's "kernels" column; ``--backends`` names an engine and its kernels):
+``numba`` the compiled kernels over numpy arrays (what ``kernels="auto"`` takes where numba
+is installed), ``numpy`` numpy's own calls; ``torch-numba`` and ``torch`` run those kernels
+for the torch backend on the CPU (torch's randomness, torch tensors handed out over the
+arrays' memory); ``torch-ops`` times torch with its own kernels (``kernels="torch"``, the path
+CUDA takes) on the same device.
 
 Usage::
 
-    python benchmarks/bench_batched.py            # B = 1, 64, 1024, 4096, 8192; numpy, torch
+    python benchmarks/bench_batched.py            # B = 1, 64, 1024, 4096, 8192; numba, numpy,
+                                                  # torch-numba, torch
     python benchmarks/bench_batched.py --quick    # a few seconds
     python benchmarks/bench_batched.py --threads 2 --sizes 4096 --backends torch torch-ops
 
@@ -40,6 +43,7 @@ import numpy as np
 
 import block_env
 from block_env.batched import BatchedEnv
+from block_env.batched.backend import numba_available
 
 HEADER = (
     "| engine | kernels | B | agent-steps/s | x raw_env | state B/game | outputs B/game "
@@ -84,9 +88,8 @@ def bench_batched(
     from_mask: bool = False,
 ) -> dict[str, Any]:
     """Median agent-steps/s of the batched engine with in-backend random legal actions
-    (``backend`` "torch-ops": torch with its own kernels)."""
-    kernels = "torch" if backend == "torch-ops" else "auto"
-    backend = "torch" if backend == "torch-ops" else backend
+    (``backend`` a name of ENGINES: the backend and the kernels it computes with)."""
+    backend, kernels = ENGINES[backend]
     env = BatchedEnv(
         num_envs, backend=backend, device=device, auto_pass=auto_pass, kernels=kernels, **config
     )
@@ -129,6 +132,16 @@ def bench_batched(
     return result
 
 
+# the names of --backends: (backend, kernels)
+ENGINES = {
+    "numba": ("numpy", "numba"),
+    "numpy": ("numpy", "numpy"),
+    "torch-numba": ("torch", "numba"),
+    "torch": ("torch", "numpy"),
+    "torch-ops": ("torch", "torch"),
+}
+
+
 def _sync(backend: str, device: str):
     if backend == "torch" and str(device).startswith("cuda"):
         import torch
@@ -155,9 +168,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--backends",
         nargs="+",
-        default=["numpy", "torch"],
-        choices=["numpy", "torch", "torch-ops"],
-        help="torch-ops: torch with its own kernels (kernels='torch')",
+        default=["numba", "numpy", "torch-numba", "torch"] if numba_available() else None,
+        choices=list(ENGINES),
+        help="numba: numpy arrays, compiled kernels; numpy: numpy's kernels; torch-numba and "
+        "torch: torch tensors on the CPU over those kernels; torch-ops: torch's own kernels "
+        "(the CUDA path). Default: all but torch-ops (numpy and torch without numba)",
     )
     parser.add_argument("--device", default="cpu", help="torch device (cpu, cuda)")
     parser.add_argument("--threads", type=int, default=1, help="torch.set_num_threads (0: keep)")
@@ -172,12 +187,13 @@ def main(argv: list[str] | None = None) -> None:
         help="draw the actions with sample_actions(mask) from the returned mask",
     )
     args = parser.parse_args(argv)
+    args.backends = args.backends or ["numpy", "torch"]
     sizes = args.sizes or ([1, 64, 4096] if args.quick else [1, 64, 1024, 4096, 8192])
     repeats = args.repeats or (3 if args.quick else 5)
     seconds = args.seconds or (0.3 if args.quick else 1.0)
     config = {"num_players": args.players, "episode": args.episode}
     torch_version = "-"
-    if {"torch", "torch-ops"} & set(args.backends):
+    if any(name.startswith("torch") for name in args.backends):
         import torch
 
         if args.threads > 0:
@@ -213,7 +229,7 @@ def main(argv: list[str] | None = None) -> None:
                 args.sample_from_mask,
             )
             peak = "-" if r["peak_bytes"] is None else f"{r['peak_bytes']:,.0f}"
-            name = backend if backend == "numpy" else f"torch-{args.device}"
+            name = "numpy" if ENGINES[backend][0] == "numpy" else f"torch-{args.device}"
             print(
                 f"| {name} | {r['kernels']} | {num_envs} | {_fmt_rate(r['rate'])} "
                 f"| {r['rate'] / aec:,.1f} "

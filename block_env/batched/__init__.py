@@ -3,8 +3,9 @@
 ``BatchedEnv(num_envs, backend="numpy"|"torch", device="cpu", auto_pass=False,
 deal_source="fast"|"aec", kernels="auto", **config)``: see ``block_env.batched.env`` for the
 full contract (autoreset, info arrays, auto_pass), ``block_env.batched.deals`` for the deal
-sources and ``block_env.batched.backend`` for the kernels (torch on the CPU computes with
-numpy by default). torch is imported only when ``backend="torch"`` is asked for.
+sources and ``block_env.batched.backend`` for the kernels (on the CPU: compiled by numba where
+it is installed, else numpy calls; torch's own on other devices). torch is imported only when
+``backend="torch"`` is asked for, numba only when the compiled kernels run.
 """
 
 from block_env.batched.backend import BACKENDS

@@ -5,13 +5,16 @@ comparisons, fancy indexing), which numpy arrays and torch tensors share; everyt
 needs goes through the few methods of these classes. All integers are int64.
 
 Kernels: the engine's array operations run either as numpy calls (``NumpyBackend``) or as
-torch calls (``TorchBackend``, the path CUDA uses). ``backend="torch"`` on the CPU runs the
-numpy kernels by default (``TorchNumpyBackend``: numpy calls cost a few times less than torch's
-on small arrays, and a step makes a few hundred): the randomness is still torch's (the same
-generators and draws, so the same deals and actions as the torch kernels), and the arrays
-handed out are torch tensors sharing the memory of the new numpy arrays (``torch.from_numpy``,
-no copy). ``kernels="torch"`` keeps the torch kernels on the CPU; the tests run both and
-compare them with the AEC env and with each other.
+torch calls (``TorchBackend``, the path CUDA uses); on the CPU most of a step can instead run
+as compiled loops over the games (``kernels="numba"``, ``block_env.batched.compiled``, over the
+same numpy state arrays; ``"auto"`` takes them where numba is installed). ``backend="torch"``
+on the CPU runs the numpy or compiled kernels by default (``TorchNumpyBackend``: numpy calls
+cost a few times less than torch's on small arrays, and a step makes a few hundred): the
+randomness is still torch's (the same generators and draws, so the same deals and actions as
+the torch kernels), and the arrays handed out are torch tensors sharing the memory of the new
+numpy arrays (``torch.from_numpy``, no copy). ``kernels="torch"`` keeps the torch kernels on
+the CPU; the tests run every combination and compare them with the AEC env and with each
+other.
 """
 
 from __future__ import annotations

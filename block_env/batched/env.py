@@ -3,8 +3,8 @@
 Contract (the README repeats it):
 
 * ``BatchedEnv(num_envs, backend="numpy"|"torch", device="cpu", auto_pass=False,
-  deal_source="fast"|"aec", obs_type="observation"|"information_state", kernels="auto",
-  **config)``;
+  deal_source="fast"|"aec", obs_type="observation"|"information_state",
+  kernels="auto"|"numba"|"numpy"|"torch", **config)``;
   ``config`` takes the AEC keywords (``num_players``, ``opener``, ``episode``,
   ``partnership``, ``target_score``, ``reward``, ``max_pip``, ``hand_size``), validated by
   ``BlockConfig``.
@@ -56,9 +56,11 @@ pass); the returned ``seat`` is always one that can place. A pass never ends a h
 reward is lost: rewards are given on the hand's last step for every seat at once, by
 absolute seat, whether or not that seat took a decision on that step.
 
-Kernels: with ``backend="torch"`` on the CPU the engine computes with numpy by default
-(``kernels="auto"``, or ``"numpy"``) on arrays whose memory the returned tensors share; its
-randomness stays torch's, so deals, actions and every output are those of the torch kernels
+Kernels: on the CPU the engine computes with the compiled kernels (``kernels="numba"``,
+``block_env.batched.compiled``) or with numpy calls (``"numpy"``); ``"auto"`` takes numba's
+where numba is installed. Both give the same outputs bit for bit. With ``backend="torch"`` on
+the CPU they work on arrays whose memory the returned tensors share; the randomness stays
+torch's, so deals, actions and every output are those of the torch kernels
 (``kernels="torch"``, always used on other devices). See ``block_env.batched.backend``.
 
 Randomness: see ``block_env.batched.deals`` (``deal_source``). ``sample_actions(mask)`` draws
