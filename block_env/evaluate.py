@@ -990,7 +990,14 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--hand-size", type=int, default=None, help="tiles per hand (default: the rules' own)"
     )
-    p.add_argument("--seed", type=int, default=0, help="first deal seed (deal d uses seed+d)")
+    p.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        help="first deal seed: deal d uses env seed seed+d, so runs whose seeds are closer "
+        "than their number of deals share deals; keep independent evaluations far apart "
+        "(e.g. seeds 1000000, 2000000, ...)",
+    )
     p.add_argument("--ladder", action="store_true", help="round robin with ratings")
     p.add_argument(
         "--allow-mismatch",
