@@ -158,3 +158,32 @@ def test_random_legal_choice_matches_numpy(dtype: type) -> None:
     u[10:20] = np.nextafter(dtype(1.0), dtype(0.0))
     want = _select_random_bit_words(words.view(np.uint64), u)
     assert np.array_equal(compiled.select_bits(words, u), want)
+
+
+@pytest.mark.parametrize("backend", ["numpy", "torch"])
+@pytest.mark.parametrize("dtype", ["int8", "bool", "int64", "float32"])
+def test_sampling_from_a_mask_matches(backend: str, dtype: str) -> None:
+    """``sample_actions(mask)`` draws and chooses as without the compiled kernels, for masks
+    of any dtype (nonzero = legal), including masks the caller edited; a row without a legal
+    action is refused with the same message."""
+    if backend == "torch":
+        torch = pytest.importorskip("torch")
+    envs = [BatchedEnv(64, backend=backend, kernels=k, num_players=3) for k in ("numpy", "numba")]
+    outs = [env.reset(seed=9) for env in envs]
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        mask = np.asarray(outs[0][1]).astype(dtype)
+        mask[rng.random(mask.shape) < 0.05] = 1  # edited by the caller: more legal actions
+        given = torch.from_numpy(mask) if backend == "torch" else mask
+        picks = [np.asarray(env.sample_actions(given)) for env in envs]
+        assert np.array_equal(picks[0], picks[1])
+        legal = np.asarray(outs[0][1]).astype(bool)
+        actions = np.asarray(outs[0][1]).argmax(1)  # a legal action each, to move on
+        outs = [env.step(actions) for env in envs]
+        assert legal[np.arange(64), actions].all()
+    empty = np.zeros((3, 57), dtype=dtype)
+    empty[0, 5] = 1
+    given = torch.from_numpy(empty) if backend == "torch" else empty
+    for env in envs:
+        with pytest.raises(ValueError, match="mask row 1 has no legal action to sample"):
+            env.sample_actions(given)

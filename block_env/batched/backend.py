@@ -187,7 +187,7 @@ class NumpyBackend:
     def sample_legal(self, rng: np.random.Generator, mask: np.ndarray) -> np.ndarray:
         """One uniformly random legal action per row of an int8 (M, 2T+1) mask."""
         mask = np.asarray(mask)
-        _check_mask(tuple(mask.shape))
+        check_mask(tuple(mask.shape))
         as_bytes = mask.view(np.uint8) if mask.dtype.itemsize == 1 else (mask != 0).view(np.uint8)
         packed = np.packbits(as_bytes, axis=1, bitorder="little")
         return _select_random_bit(packed, rng.random(mask.shape[0]))
@@ -292,7 +292,8 @@ def _select_random_bit_words(words: np.ndarray, u: np.ndarray) -> np.ndarray:
 _SHIFT_BY_COUNT = (8 * (8 - np.arange(9))).astype(np.uint64)
 
 
-def _check_mask(shape: tuple[int, ...]) -> None:
+def check_mask(shape: tuple[int, ...]) -> None:
+    """ValueError unless ``shape`` is that of a batch of action masks (M, 2T+1)."""
     if len(shape) != 2 or not 1 <= shape[1] <= 64:
         raise ValueError(
             f"mask must have shape (M, 2T+1) (57 for 28 tiles), one row per game; got {shape}"
@@ -488,7 +489,7 @@ class TorchBackend:
     def sample_legal(self, rng: Any, mask: Any) -> Any:
         """One uniformly random legal action per row of an int8 (M, 2T+1) mask."""
         torch = self.torch
-        _check_mask(tuple(mask.shape))
+        check_mask(tuple(mask.shape))
         running = (mask != 0).cumsum(1, dtype=torch.int16)  # legal actions up to each column
         u = torch.rand(mask.shape[0], generator=rng, device=self.device)
         count = running[:, -1]

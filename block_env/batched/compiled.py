@@ -130,6 +130,29 @@ def select_bits(words, u) -> np.ndarray:  # noqa: ANN001
     return out
 
 
+@njit(cache=True)
+def select_from_mask(mask, u) -> tuple[np.ndarray, int]:  # noqa: ANN001
+    """One legal action per row of ``mask`` (M, W) (nonzero = legal) chosen by ``u`` as
+    ``select_bits`` chooses (the rank min(floor(u * count), count - 1) among the legal
+    columns), and the first row without a legal action (-1 if none; nothing chosen then)."""
+    m, width = mask.shape
+    out = np.empty(m, dtype=np.int64)
+    for g in range(m):
+        total = 0
+        for a in range(width):
+            total += mask[g, a] != 0
+        if total == 0:
+            return out, g
+        rank = min(np.int64(u[g] * np.float32(total)), total - 1)
+        for a in range(width):
+            if mask[g, a] != 0:
+                if rank == 0:
+                    out[g] = a
+                    break
+                rank -= 1
+    return out, -1
+
+
 # ---- helpers of the kernels: module-level (a kernel refers to them as globals, which keeps
 # its on-disk cache valid across processes); ``p`` is the game's parameter tuple, a constant
 # of the calling kernel, so its entries fold into the compiled code

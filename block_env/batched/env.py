@@ -76,7 +76,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from block_env.batched.backend import make_backend, make_kernels
+from block_env.batched.backend import check_mask, make_backend, make_kernels
 from block_env.batched.deals import make_deals
 from block_env.batched.engine import Engine
 from block_env.config import BlockConfig
@@ -237,7 +237,18 @@ class BatchedEnv:
             if self._wrap:
                 words = self.backend.torch.from_numpy(words)
             return self.backend.sample_words(self._sample_rng, words)
+        if self.engine.compiled is not None:  # the same draw and choice, compiled
+            return self._sample_from_mask_compiled(mask)
         return self.backend.sample_legal(self._sample_rng, mask)
+
+    def _sample_from_mask_compiled(self, mask: Any) -> Any:
+        array = mask.numpy() if type(mask).__module__.startswith("torch") else np.asarray(mask)
+        check_mask(tuple(array.shape))
+        u = self.backend.to_numpy(self.backend.uniform(self._sample_rng, array.shape[0]))
+        actions, empty_row = self.engine.compiled.select_from_mask(array, u)
+        if empty_row >= 0:
+            raise ValueError(f"mask row {empty_row} has no legal action to sample")
+        return self.backend.torch.from_numpy(actions) if self._wrap else actions
 
     @property
     def scores(self) -> np.ndarray:
