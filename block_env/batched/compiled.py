@@ -1,12 +1,15 @@
 """Compiled kernels of the batched engine (``kernels="numba"``): plain loops over the games.
 
 The numpy kernels pay a few microseconds per call and a step makes a few hundred calls; these
-kernels do the same work in three compiled calls per step (the move and the scoring of the
-hands that ended; the next deals and the legal actions; the observation and mask) plus the
-deal's random draws, which stay with the backend's generator so that deals are the same.
-They read and write the very state arrays and tables of ``engine.Engine`` and hand out the
-same arrays bit for bit (the tests compare every output with the numpy kernels and with the
-AEC env). Needs numba (``pip install "block-env[fast]"``); compiled code is cached on disk.
+kernels do a step in a few compiled calls (``compiled_steps.CompiledSteps`` makes them: the
+move and the scoring of the hands that ended, the next hands, the legal actions, the
+observation and mask) plus the deal's random draws, which stay with the backend's generator
+so that the deals are the same. They read and write the very state arrays and tables of
+``engine.Engine`` and hand out the same arrays bit for bit (the tests compare every output
+with the numpy kernels and with the AEC env). The step kernels take the game's parameters as
+a run-time array (one compile serves every game); the observation kernels are compiled per
+layout with its sizes as constants (``observation_kernels``). Needs numba (``pip install
+"block-env[fast]"``); compiled code is cached on disk.
 """
 
 from __future__ import annotations

@@ -159,9 +159,11 @@ class Engine:
             self.hist_flat = self.hist.reshape(-1)  # a view: writes go to ``hist``
             self.turn = b.zeros(B, "i64")
             self.hist_dim = MAX_SEATS * self.H * self.S
-        self.compiled = None  # the compiled kernels (``compiled``), when they run
+        self.compiled = None  # ``CompiledSteps``: step and observe, when they run compiled
         if compiled:
-            self._init_compiled()
+            from block_env.batched.compiled_steps import CompiledSteps  # imports numba
+
+            self.compiled = CompiledSteps(self)
 
     def _const(self, array: np.ndarray) -> Any:
         """A constant table on the backend (read-only for numpy: not part of the state)."""
@@ -259,7 +261,7 @@ class Engine:
         """Apply one action per game (validated), finish hands, deal new ones.
         Returns (rewards (B, n) float32, terminated (B,) bool, info)."""
         if self.compiled is not None:
-            return self._step_compiled(actions)
+            return self.compiled.step(actions)
         b = self.b
         if not (
             b.all(b.in_range(actions, self.L.num_actions)) and b.all((self.legal >> actions) & 1)
@@ -534,7 +536,7 @@ class Engine:
     def observe(self) -> tuple[Any, Any]:
         """(obs (B, OBS_DIM) float32, mask (B, 2T+1) int8) of the seat to act in each game."""
         if self.compiled is not None:
-            return self._observe_compiled()
+            return self.compiled.observe()
         b = self.b
         kept, self._to_act = self._to_act, None
         if kept is not None and kept[0] is self.current:
@@ -675,131 +677,6 @@ class Engine:
         else:
             as_bytes[:, :, at + L.T_OUT] = b.u8(out_of_play)[:, None]
         return tails
-
-    # ---- the compiled kernels (``compiled.py``) -----------------------------------------
-    def _init_compiled(self) -> None:
-        from block_env.batched import compiled
-
-        self.compiled = compiled
-        self.params = compiled.params(self)
-        self.observation_kernels = compiled.observation_kernels(compiled.layout_key(self.params))
-        B = self.num_envs
-        self._idx = np.empty(B, dtype=np.int64)  # the games whose hand ended, first K
-        self._over = np.empty(B, dtype=bool)
-        if not self.history:  # placeholders the kernels never touch
-            self.hist = np.zeros((1, 1), dtype=np.float32)
-            self.turn = np.zeros(1, dtype=np.int64)
-        self.t_tail_bytes = self.t_tail_by_leader[1].view(np.uint8)  # to_act: a hand starts
-        self.t_final_tail_bytes = self.t_tail_by_leader[0].view(np.uint8)  # nobody to act
-        if hasattr(self.deals, "hands_from_permutations"):
-            self.deals.hands_from_permutations = compiled.hands_from_permutations
-        self._compile_now()
-
-    def _compile_now(self) -> None:
-        """Compile (or load from the disk cache) every kernel now, on empty batches: no pause
-        the first time a hand or a match ends."""
-        c, k, n, p = self.compiled, self.observation_kernels, self.n, self.params
-        none, no = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=bool)
-        c.first_illegal(none, self.legal, self.L.num_actions)
-        c.select_bits(none, np.zeros(0, np.float32 if self.b.name == "torch" else np.float64))
-        c.hands_from_permutations(np.zeros((0, self.L.num_tiles), dtype=np.int64), n, 1)
-        empty2 = np.zeros((0, n), dtype=np.int64)
-        c.play(
-            p, none, self.hands, self.in_hands, self.played, self.counts, self.voids, self.ends,
-            self.fit, self.current, self.scores, self.hist, self.turn, self.t_tile_bit,
-            self.t_shown, self.t_next_ends, self.t_fit, self.t_pips_lo14, self.t_pips_hi14,
-            self.t_side_seats, self._idx, self._over, empty2.astype(np.float32), none, empty2,
-            empty2, no, none, empty2.astype(bool), no, no,
-        )  # fmt: skip
-        c.deal(
-            p, none, 0, empty2, none, no, self.hands, self.in_hands, self.played, self.ends,
-            self.fit, self.current, self.leader, self.voids, self.counts, self.scores,
-            self.out_of_play, self.hand_number, self.hist, self.turn, self.tail.view(np.uint8),
-            self.t_tail_bytes, self.t_tile_bit, self.t_open_rank, self.L.ALL, self.full_out,
-        )  # fmt: skip
-        c.legal_actions(
-            p, self.hands, self.fit, self.ends, self.current[:0], self.voids, self.legal,
-            self.hist, self.turn, self.t_shown, self.t_both_lo, self.t_both_hi,
-            self.t_fit_actions, self.auto_pass,
-        )  # fmt: skip
-        self._final_observations_compiled(none)
-        obs = np.zeros((0, self.obs_width), dtype=np.float32)
-        mask = np.zeros((0, self.L.num_actions), dtype=np.int8)
-        k.observe(
-            self.hands, self.current[:0], self.played, self.ends, self.voids, self.counts,
-            self.legal, self.scores, self.tail.view(np.uint8), self.hist, self.t_ends_word0,
-            self.t_ends_word1, False, self.target, obs, mask,
-        )  # fmt: skip
-
-    def _step_compiled(self, actions: np.ndarray) -> tuple[Any, Any, dict[str, Any]]:
-        """``step`` by the compiled kernels: the move and scoring, the deals, the legal
-        actions (and forced passes)."""
-        c = self.compiled
-        actions = np.ascontiguousarray(actions)
-        if c.first_illegal(actions, self.legal, self.L.num_actions) >= 0:
-            self._refuse(actions)
-        B, n = self.num_envs, self.n
-        rewards = np.zeros((B, n), dtype=np.float32)
-        terminated = np.zeros(B, dtype=bool)
-        info = {
-            "hand_over": np.zeros(B, dtype=bool),
-            "hand_winner": np.full(B, -1, dtype=np.int64),
-            "hand_blocked": np.zeros(B, dtype=bool),
-            "hand_pips": np.zeros((B, n), dtype=np.int64),
-            "hand_points": np.zeros((B, n), dtype=np.int64),
-            "match_over": terminated,  # copied below
-            "match_winner": np.full(B, -1, dtype=np.int64),
-            "match_winners": np.zeros((B, n), dtype=bool),
-        }
-        k = c.play(
-            self.params, actions, self.hands, self.in_hands, self.played, self.counts, self.voids,
-            self.ends, self.fit, self.current, self.scores, self.hist, self.turn,
-            self.t_tile_bit, self.t_shown, self.t_next_ends, self.t_fit, self.t_pips_lo14,
-            self.t_pips_hi14, self.t_side_seats, self._idx, self._over, rewards,
-            info["hand_winner"], info["hand_pips"], info["hand_points"], terminated,
-            info["match_winner"], info["match_winners"], info["hand_over"],
-            info["hand_blocked"],
-        )  # fmt: skip
-        info["match_over"] = terminated.copy()
-        idx, over = self._idx[:k].copy(), self._over[:k].copy()
-        info["final_index"] = final = idx[over]  # before the deal: the final positions
-        info["final_obs"] = self._final_observations_compiled(final)
-        if k:
-            hands, lots = self.deals.draw(idx, over)
-            wide = c.deal(
-                self.params, idx, k, np.ascontiguousarray(hands), np.ascontiguousarray(lots), over,
-                self.hands, self.in_hands, self.played, self.ends, self.fit, self.current,
-                self.leader, self.voids, self.counts, self.scores, self.out_of_play,
-                self.hand_number, self.hist, self.turn, self.tail.view(np.uint8),
-                self.t_tail_bytes, self.t_tile_bit, self.t_open_rank, self.L.ALL,
-                self.full_out,
-            )  # fmt: skip
-            self.wide = self.wide or wide
-        c.legal_actions(
-            self.params, self.hands, self.fit, self.ends, self.current, self.voids, self.legal,
-            self.hist, self.turn, self.t_shown, self.t_both_lo, self.t_both_hi,
-            self.t_fit_actions, self.auto_pass,
-        )  # fmt: skip
-        return rewards, terminated, info
-
-    def _final_observations_compiled(self, idx: np.ndarray) -> np.ndarray:
-        obs = np.empty((idx.shape[0] * self.n, self.obs_width), dtype=np.float32)
-        self.observation_kernels.final_observe(
-            idx, self.hands, self.played, self.ends, self.voids, self.counts, self.leader,
-            self.scores, self.out_of_play, self.hist, self.t_final_tail_bytes,
-            self.t_ends_word0, self.t_ends_word1, self.target, obs,
-        )  # fmt: skip
-        return obs.reshape(idx.shape[0], self.n, self.obs_width)
-
-    def _observe_compiled(self) -> tuple[Any, Any]:
-        obs = np.empty((self.num_envs, self.obs_width), dtype=np.float32)
-        mask = np.empty((self.num_envs, self.L.num_actions), dtype=np.int8)
-        self.observation_kernels.observe(
-            self.hands, self.current, self.played, self.ends, self.voids, self.counts,
-            self.legal, self.scores, self.tail.view(np.uint8), self.hist, self.t_ends_word0,
-            self.t_ends_word1, bool(self.wide), self.target, obs, mask,
-        )  # fmt: skip
-        return obs, mask
 
     # ---- errors and inspection ---------------------------------------------------------
     def _refuse(self, actions: Any) -> None:

@@ -232,7 +232,7 @@ class BatchedEnv:
             words = self.engine.legal
             if self.engine.compiled is not None:  # the same draw, chosen by compiled code
                 u = self.backend.to_numpy(self.backend.uniform(self._sample_rng, self.num_envs))
-                actions = self.engine.compiled.select_bits(words, u)
+                actions = self.engine.compiled.sample(words, u)
                 return self.backend.torch.from_numpy(actions) if self._wrap else actions
             if self._wrap:
                 words = self.backend.torch.from_numpy(words)
@@ -245,7 +245,7 @@ class BatchedEnv:
         array = mask.numpy() if type(mask).__module__.startswith("torch") else np.asarray(mask)
         check_mask(tuple(array.shape))
         u = self.backend.to_numpy(self.backend.uniform(self._sample_rng, array.shape[0]))
-        actions, empty_row = self.engine.compiled.select_from_mask(array, u)
+        actions, empty_row = self.engine.compiled.sample_from_mask(array, u)
         if empty_row >= 0:
             raise ValueError(f"mask row {empty_row} has no legal action to sample")
         return self.backend.torch.from_numpy(actions) if self._wrap else actions
