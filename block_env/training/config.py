@@ -92,6 +92,10 @@ class TrainConfig:
             "rules": 0.15,
         }
     )
+    # share of the games drawn against the rule bot played the other way round: the bot alone
+    # in the seat the learner would hold, the learner in every other seat (the second lineup
+    # of a both-lineups evaluation); 0 = the bot fills every seat but the learner's
+    rules_alone: float = 0.0
     snapshot_every: int = 10  # updates between snapshots added to the pool
     pool_size: int = 20
     # evaluation, logging, checkpoints
@@ -292,6 +296,12 @@ def validate(cfg: TrainConfig) -> TrainConfig:
     need(bool(cfg.hidden) and all(h >= 1 for h in cfg.hidden), "hidden", "use positive ints")
     need(not (cfg.shared and cfg.privileged_critic), "shared", "needs privileged_critic=false")
     need(cfg.activation in ("relu", "tanh", "gelu"), "activation", "use relu, tanh or gelu")
+    need(0 <= cfg.rules_alone <= 1, "rules_alone", "use a number in [0, 1]")
+    need(
+        cfg.rules_alone == 0 or not cfg.partnership,
+        "rules_alone",
+        "a lone rule bot has no partner: use 0 with partnership=true",
+    )
     unknown = sorted(set(cfg.opponents) - set(OPPONENT_KINDS))
     need(not unknown, "opponents", f"unknown kinds {unknown}; use {', '.join(OPPONENT_KINDS)}")
     need(

@@ -247,6 +247,18 @@ class Collector:
             self.learn[rows, (seat + 2) % n] = True
         if "self" in self.kinds:
             self.learn[rows[kind == self.kinds.index("self")]] = True
+        if self.cfg.rules_alone > 0 and "rules" in self.kinds:
+            self._rules_alone(rows[kind == self.kinds.index("rules")])
+
+    def _rules_alone(self, rows: np.ndarray) -> None:
+        """A share ``rules_alone`` of the rule-bot games ``rows`` turned round: the bot keeps
+        only the seat the learner was given, the learner takes every other seat."""
+        if rows.size == 0:
+            return
+        turned = rows[self.rng.random(rows.size) < self.cfg.rules_alone]
+        bot_seat = self.learn[turned].argmax(1)
+        self.learn[turned] = True
+        self.learn[turned, bot_seat] = False
 
     def _policy(self, model: Any, sample: bool = True) -> Any:
         def act(obs: np.ndarray, mask: np.ndarray) -> np.ndarray:

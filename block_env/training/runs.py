@@ -269,6 +269,7 @@ KEYS_ADDED_LATER = {
     "teacher_steps": 3_000_000,
     "obs_type": "observation",
     "init_policy": "",
+    "rules_alone": 0.0,
 }
 
 
