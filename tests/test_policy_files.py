@@ -31,13 +31,13 @@ GAME_3P = {
 }
 
 # sha256 of the shipped weight tensors (name, dtype, shape, bytes; sorted by name), computed
-# from the files as shipped (2026-12-01: block-2p and block-4p the rule-bot-taught runs,
-# block-3p that run fine-tuned against a rules-heavy field): re-saving a file's metadata must
+# from the files as shipped (2026-12-01: block-2p the rule-bot-taught run, block-3p and
+# block-4p those runs fine-tuned against rules-heavy fields): re-saving a file's metadata must
 # not touch a weight.
 SHIPPED_WEIGHTS_SHA256 = {
     "block-2p": "b01e75455457ab34b275b566ec7d8995a79e77acc5b1f2508f7af7efb157df06",
     "block-3p": "14e8c56f1362608383b0fa09a8f9bc162ef081b8beabc47f105663b957b52989",
-    "block-4p": "e601a7a6c68d9e76989a10394e0ea14f2e30d542c47bcfa9704b8123d16fa9db",
+    "block-4p": "91dce451d0057cb8865b1a8202a7daa3f5b3e1c273a94d35ba54ac10795fa205",
 }
 
 
