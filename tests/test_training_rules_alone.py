@@ -61,6 +61,7 @@ def test_no_share_keeps_one_learner_per_game(tmp_path: Path) -> None:
         (["rules_alone=1.5"], "rules_alone.*in \\[0, 1\\]"),
         (["rules_alone=-0.1"], "rules_alone.*in \\[0, 1\\]"),
         (["num_players=4", "partnership=true", "rules_alone=0.3"], "rules_alone.*partner"),
+        (["algo=sb3", "rules_alone=0.3"], "rules_alone.*algo=ppo"),
     ],
 )
 def test_bad_shares_are_refused(overrides: list[str], match: str) -> None:

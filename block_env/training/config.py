@@ -298,6 +298,11 @@ def validate(cfg: TrainConfig) -> TrainConfig:
     need(cfg.activation in ("relu", "tanh", "gelu"), "activation", "use relu, tanh or gelu")
     need(0 <= cfg.rules_alone <= 1, "rules_alone", "use a number in [0, 1]")
     need(
+        cfg.rules_alone == 0 or cfg.algo == "ppo",
+        "rules_alone",
+        f"only algo=ppo draws its own opponents: use 0 with algo={cfg.algo}",
+    )
+    need(
         cfg.rules_alone == 0 or not cfg.partnership,
         "rules_alone",
         "a lone rule bot has no partner: use 0 with partnership=true",
