@@ -34,9 +34,20 @@ made with ``obs_type="information_state"`` and every other agent receives the pl
 observation, its first ``OBS_DIM`` entries (the rest of the dict unchanged), so a bot plays
 exactly as it would in a plain env.
 
+Parallel play (``workers=N``, ``--workers N``): deals are independent, so they are split
+into contiguous chunks played in N spawned processes, each building its own agents from the
+spec strings (objects with ``act`` cannot be sent there: pass spec strings, or play with
+``workers=1``). Deal ``d`` keeps env seed ``seed + d`` and the per-deal totals are joined in
+deal order, so deterministic agents (``greedy``, ``rules``, ``omniscient``, shipped policies)
+give the same figures, bit for bit, as a serial run. Agents that draw random numbers from a
+``seed`` (``random``, ``pimc``) are seeded per chunk from (seed, chunk index): a run repeats
+for the same seed, games and worker count, but draws differently than a serial run or one
+with another worker count (the same distribution, other samples).
+
 Command line (setup errors: one line on stderr, exit status 2, before anything is played)::
 
     python -m block_env.evaluate rules greedy --hands 2000 --players 2 --json out.json
+    python -m block_env.evaluate block-2p pimc-20 --hands 4000 --workers 2
     python -m block_env.evaluate --ladder --hands 400
 """
 
@@ -81,6 +92,27 @@ SCORE_KEYS = ("episode", "target")  # also these when the policy reads the score
 class SetupError(ValueError):
     """A bad evaluation setup (agents, counts, game, lineup), found before anything is
     played; the command line reports it in one line with exit status 2."""
+
+
+def check_workers(workers: Any, agents: Sequence[AgentSpec] = ()) -> int:
+    """``workers`` as an int >= 1; SetupError otherwise (a bool is refused), and when
+    ``workers > 1`` and one of ``agents`` is an object rather than a spec string (worker
+    processes build their own agents from spec strings)."""
+    if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 1:
+        raise SetupError(
+            f"workers={workers!r} is not allowed: use an int >= 1 (the number of processes "
+            "playing deals; 1 plays them here, one after another)"
+        )
+    workers = int(workers)
+    if workers > 1:
+        objects = [agent_label(a) for a in agents if not isinstance(a, str)]
+        if objects:
+            raise SetupError(
+                f"workers={workers} builds the agents again in each worker process from spec "
+                f"strings, but {', '.join(objects)} is an object: pass spec strings (e.g. "
+                "'rules', 'pimc:worlds=20', 'block-2p', a policy path) or use workers=1"
+            )
+    return workers
 
 
 # ----------------------------------------------------------------------------- agents
@@ -457,6 +489,7 @@ def evaluate(
     progress: bool = False,
     labels: Sequence[str] | None = None,
     allow_mismatch: bool = False,
+    workers: int = 1,
     **config: Any,
 ) -> EvalResult:
     """Play ``agents`` (at least two) on fixed deals, each replayed with the seats rotated.
@@ -467,11 +500,23 @@ def evaluate(
     was played; the command line refuses a count that is not a whole number of deals). Deal
     ``d`` uses seed ``seed + d``. Other keywords (``opener``, ``partnership``,
     ``target_score``) configure the game. A policy trained for another game is refused
-    (``check_game``) unless ``allow_mismatch``. Setup problems raise SetupError (a
-    ValueError) before anything is played.
+    (``check_game``) unless ``allow_mismatch``. ``workers > 1`` plays the deals in that
+    many processes (agents given as spec strings only; see the module docstring: the same
+    figures for deterministic agents, other draws for agents with their own randomness).
+    Setup problems raise SetupError (a ValueError) before anything is played.
     """
     plan = prepare(
-        agents, num_players, hands, matches, episode, seed, lineup, labels, allow_mismatch, **config
+        agents,
+        num_players,
+        hands,
+        matches,
+        episode,
+        seed,
+        lineup,
+        labels,
+        allow_mismatch,
+        workers,
+        **config,
     )
     return run(plan, progress)
 
@@ -492,6 +537,11 @@ class EvalPlan:
     # per lineup position: True when that player gets the plain observation cut out of the
     # env's information state (the env then has obs_type="information_state")
     plain_cut: list[bool] = field(default_factory=list)
+    # what worker processes need to build the same evaluation again (workers > 1)
+    workers: int = 1
+    specs: list[Any] = field(default_factory=list)
+    game: dict[str, Any] = field(default_factory=dict)  # num_players and the config keywords
+    allow_mismatch: bool = False
 
 
 def prepare(
@@ -504,10 +554,35 @@ def prepare(
     lineup: Sequence[int] | None = None,
     labels: Sequence[str] | None = None,
     allow_mismatch: bool = False,
+    workers: int = 1,
     **config: Any,
 ) -> EvalPlan:
     """Check an evaluation's arguments and build its agents (``evaluate``'s first half):
     SetupError on anything wrong, before a single hand is played."""
+    workers = check_workers(workers, agents)
+    plan = _build_plan(
+        agents, num_players, hands, matches, episode, seed, lineup, labels, allow_mismatch, config
+    )
+    plan.workers = workers
+    return plan
+
+
+def _build_plan(
+    agents: Sequence[AgentSpec],
+    num_players: int,
+    hands: int | None,
+    matches: int | None,
+    episode: str,
+    seed: int,
+    lineup: Sequence[int] | None,
+    labels: Sequence[str] | None,
+    allow_mismatch: bool,
+    config: dict[str, Any],
+    player_seeds: Sequence[int] | None = None,
+) -> EvalPlan:
+    """``prepare``'s checks and agents; ``player_seeds`` (one per lineup position) seed the
+    agents built from specs, by default ``seed * 1009 + position`` (a worker's chunk gives
+    its own)."""
     from block_env.env import raw_env
 
     if "reward" in config:
@@ -545,8 +620,9 @@ def prepare(
             "using every agent"
         )
     names = _unique(list(labels) if labels is not None else [agent_label(a) for a in agents])
+    seeds = [seed * 1009 + p for p in range(n)] if player_seeds is None else list(player_seeds)
     # One instance per lineup position for specs (stateful agents never share a seat).
-    players = [build_agent(agents[lineup[p]], env, seed=seed * 1009 + p) for p in range(n)]
+    players = [build_agent(agents[lineup[p]], env, seed=seeds[p]) for p in range(n)]
     wants = [agent_obs_type(player) for player in players]
     plain_cut: list[bool] = []
     if "information_state" in wants:
@@ -562,7 +638,7 @@ def prepare(
         players = [
             player
             if hasattr(agents[lineup[p]], "act")
-            else build_agent(agents[lineup[p]], env, seed=seed * 1009 + p)
+            else build_agent(agents[lineup[p]], env, seed=seeds[p])
             for p, player in enumerate(players)
         ]
         plain_cut = [agent_obs_type(player) == "observation" for player in players]
@@ -571,19 +647,59 @@ def prepare(
         note = check_game(player, names[lineup[p]], cfg, allow_mismatch)
         if note is not None and note not in notes:
             notes.append(note)
-    return EvalPlan(env, players, lineup, names, deals, episode, int(seed), notes, plain_cut)
+    return EvalPlan(
+        env,
+        players,
+        lineup,
+        names,
+        deals,
+        episode,
+        int(seed),
+        notes,
+        plain_cut,
+        specs=list(agents),
+        game={"num_players": num_players, **config},
+        allow_mismatch=allow_mismatch,
+    )
 
 
 def run(plan: EvalPlan, progress: bool = False, record_dir: Path | None = None) -> EvalResult:
     """Play a prepared evaluation (``evaluate``'s second half) and compute its statistics;
     with ``record_dir``, every game is also saved there as a JSON game record
-    (``deal00000_seating0.json``, ...; see ``block_env.records``)."""
+    (``deal00000_seating0.json``, ...; see ``block_env.records``). ``plan.workers > 1``
+    plays the deals in that many spawned processes (``prepare(workers=...)``)."""
+    return _run(plan, progress, record_dir)
+
+
+def _run(plan: EvalPlan, progress: bool, record_dir: Path | None, pool: Any = None) -> EvalResult:
+    """``run``, in the worker processes of ``pool`` when given (the ladder shares one)."""
+    n = plan.env.config.num_players
+    bar = _progress(plan.deals * n, progress, " vs ".join(plan.names))
+    start = time.perf_counter()
+    try:
+        if plan.workers == 1 and pool is None:
+            per_deal = _play_deals(plan, 0, plan.deals, record_dir, bar)
+        else:
+            per_deal = _play_parallel(plan, record_dir, bar, pool)
+    finally:
+        if bar is not None:
+            bar.close()
+    return deal_statistics(plan, per_deal, time.perf_counter() - start)
+
+
+def _play_deals(
+    plan: EvalPlan, first: int, stop: int, record_dir: Path | None, bar: Any = None
+) -> dict[str, np.ndarray]:
+    """Play deals ``first`` .. ``stop - 1`` of ``plan`` (deal ``d`` on env seed
+    ``plan.seed + d``, once per seating) and return their per-deal totals: arrays of
+    shape (deals, agents) (``reward``, ``seat_hands``, ``seat_wins``, ``side_wins``,
+    ``seat_matches``, ``match_wins``) and (deals,) (``hands``, ``ties``)."""
     env, players, lineup, names = plan.env, plan.players, plan.lineup, plan.names
-    deals, episode, seed = plan.deals, plan.episode, plan.seed
+    seed = plan.seed
     cfg = env.config
     n = cfg.num_players
-    k = len(names)
-    shape = (deals, k)
+    deals = stop - first
+    shape = (deals, len(names))
     reward = np.zeros(shape)
     seat_hands = np.zeros(shape)
     seat_wins = np.zeros(shape)
@@ -593,47 +709,66 @@ def run(plan: EvalPlan, progress: bool = False, record_dir: Path | None = None) 
     game_hands = np.zeros(deals)
     ties = np.zeros(deals)
     teams = cfg.teams
-    bar = _progress(deals * n, progress, " vs ".join(names))
-    start = time.perf_counter()
-    try:
-        for d in range(deals):
-            for r in range(n):
-                # lineup position p sits at seat (p + r) % n
-                at_seat = [0] * n
-                for p in range(n):
-                    at_seat[(p + r) % n] = p
-                record = None
-                if record_dir is not None:
-                    seated = [names[lineup[at_seat[s]]] for s in range(n)]
-                    record = (record_dir / f"deal{d:05d}_seating{r}.json", seated)
-                seats = [players[at_seat[s]] for s in range(n)]
-                cut = [plan.plain_cut[at_seat[s]] for s in range(n)] if plan.plain_cut else None
-                played = _play_episode(env, seed + d, seats, record, cut)
-                for hand_rewards, winner, match_winners in played:
-                    game_hands[d] += 1
-                    if winner is None:
-                        ties[d] += 1
-                    sides_won = set()
-                    for s in range(n):
-                        a = lineup[at_seat[s]]
-                        reward[d, a] += hand_rewards[s]
-                        seat_hands[d, a] += 1
-                        if winner is not None and teams[winner] == teams[s]:
-                            seat_wins[d, a] += 1
-                            sides_won.add(a)
-                        if match_winners is not None:
-                            seat_matches[d, a] += 1
-                            match_wins[d, a] += s in match_winners
-                    for a in sides_won:
-                        side_wins[d, a] += 1
-                if bar is not None:
-                    bar.update(1)
-    finally:
-        if bar is not None:
-            bar.close()
-    seconds = time.perf_counter() - start
+    for i in range(deals):
+        d = first + i
+        for r in range(n):
+            # lineup position p sits at seat (p + r) % n
+            at_seat = [0] * n
+            for p in range(n):
+                at_seat[(p + r) % n] = p
+            record = None
+            if record_dir is not None:
+                seated = [names[lineup[at_seat[s]]] for s in range(n)]
+                record = (record_dir / f"deal{d:05d}_seating{r}.json", seated)
+            seats = [players[at_seat[s]] for s in range(n)]
+            cut = [plan.plain_cut[at_seat[s]] for s in range(n)] if plan.plain_cut else None
+            played = _play_episode(env, seed + d, seats, record, cut)
+            for hand_rewards, winner, match_winners in played:
+                game_hands[i] += 1
+                if winner is None:
+                    ties[i] += 1
+                sides_won = set()
+                for s in range(n):
+                    a = lineup[at_seat[s]]
+                    reward[i, a] += hand_rewards[s]
+                    seat_hands[i, a] += 1
+                    if winner is not None and teams[winner] == teams[s]:
+                        seat_wins[i, a] += 1
+                        sides_won.add(a)
+                    if match_winners is not None:
+                        seat_matches[i, a] += 1
+                        match_wins[i, a] += s in match_winners
+                for a in sides_won:
+                    side_wins[i, a] += 1
+            if bar is not None:
+                bar.update(1)
+    return {
+        "reward": reward,
+        "seat_hands": seat_hands,
+        "seat_wins": seat_wins,
+        "side_wins": side_wins,
+        "seat_matches": seat_matches,
+        "match_wins": match_wins,
+        "hands": game_hands,
+        "ties": ties,
+    }
+
+
+PER_DEAL_KEYS = ("reward", "seat_hands", "seat_wins", "side_wins", "hands", "ties")
+
+
+def deal_statistics(plan: EvalPlan, per_deal: dict[str, np.ndarray], seconds: float) -> EvalResult:
+    """The result of ``plan`` from its per-deal totals (``_play_deals``'s arrays, all deals
+    in deal order): the one place the statistics are computed, whether the deals were
+    played here or in worker processes."""
+    names, episode = plan.names, plan.episode
+    cfg = plan.env.config
+    n = cfg.num_players
+    reward, seat_hands = per_deal["reward"], per_deal["seat_hands"]
+    seat_wins = per_deal["seat_wins"]
+    seat_matches, match_wins = per_deal["seat_matches"], per_deal["match_wins"]
     stats = []
-    for a in range(k):
+    for a in range(len(names)):
         mw = None
         if episode == "match":
             mw = proportion_estimate(match_wins[:, a], seat_matches[:, a])
@@ -647,32 +782,165 @@ def run(plan: EvalPlan, progress: bool = False, record_dir: Path | None = None) 
                 seat_matches=int(seat_matches[:, a].sum()),
             )
         )
+    config: dict[str, Any] = {
+        "num_players": n,
+        "episode": episode,
+        "opener": cfg.opener,
+        "partnership": cfg.partnership,
+        "target": cfg.target,
+        "seed": plan.seed,
+    }
+    if plan.workers > 1:  # only then: a serial run's JSON stays as it always was
+        config["workers"] = plan.workers
     return EvalResult(
         agents=names,
-        lineup=list(lineup),
-        config={
-            "num_players": n,
-            "episode": episode,
-            "opener": cfg.opener,
-            "partnership": cfg.partnership,
-            "target": cfg.target,
-            "seed": seed,
-        },
-        deals=deals,
-        hands=int(game_hands.sum()),
-        matches=deals * n if episode == "match" else 0,
+        lineup=list(plan.lineup),
+        config=config,
+        deals=plan.deals,
+        hands=int(per_deal["hands"].sum()),
+        matches=plan.deals * n if episode == "match" else 0,
         seconds=seconds,
         stats=stats,
-        per_deal={
-            "reward": reward,
-            "seat_hands": seat_hands,
-            "seat_wins": seat_wins,
-            "side_wins": side_wins,
-            "hands": game_hands,
-            "ties": ties,
-        },
+        per_deal={key: per_deal[key] for key in PER_DEAL_KEYS},
         notes=list(plan.notes),
     )
+
+
+# ----------------------------------------------------------------------------- workers
+
+CHUNKS_PER_WORKER = 8  # so the progress bar moves and a slow chunk does not idle the rest
+
+
+@dataclass
+class _Chunk:
+    """What a worker process needs to play deals ``first`` .. ``stop - 1`` of an evaluation:
+    picklable values only (spec strings, numbers, the game keywords)."""
+
+    specs: list[str]
+    names: list[str]
+    lineup: list[int]
+    game: dict[str, Any]
+    episode: str
+    seed: int
+    allow_mismatch: bool
+    first: int
+    stop: int
+    player_seeds: list[int]
+    record_dir: Path | None
+
+
+def chunk_bounds(deals: int, workers: int) -> list[tuple[int, int]]:
+    """Contiguous deal ranges ``(first, stop)`` for ``workers`` processes: about
+    ``CHUNKS_PER_WORKER`` per worker, at least one deal each, sizes within one deal."""
+    count = max(1, min(deals, workers * CHUNKS_PER_WORKER))
+    edges = [deals * c // count for c in range(count + 1)]
+    return [(edges[c], edges[c + 1]) for c in range(count)]
+
+
+def chunk_seeds(seed: int, chunk: int, positions: int) -> list[int]:
+    """The seeds of the agents at each lineup position in chunk ``chunk`` (from ``seed``
+    and the chunk index only, so a parallel run repeats)."""
+    state = np.random.SeedSequence([int(seed), int(chunk)]).generate_state(positions)
+    return [int(v) for v in state]
+
+
+def _worker_init() -> None:
+    """Each worker computes on one thread: the processes already use the cores."""
+    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        os.environ[var] = "1"
+    _one_torch_thread()
+
+
+def _one_torch_thread() -> None:
+    torch = sys.modules.get("torch")  # imported only by agents that need it
+    if torch is not None and torch.get_num_threads() != 1:
+        torch.set_num_threads(1)
+
+
+def _play_chunk(job: _Chunk) -> dict[str, np.ndarray]:
+    """Worker side: build the evaluation again from spec strings and play its chunk."""
+    plan = _build_plan(
+        job.specs,
+        job.game["num_players"],
+        None,
+        None,
+        job.episode,
+        job.seed,
+        job.lineup,
+        job.names,
+        job.allow_mismatch,
+        {k: v for k, v in job.game.items() if k != "num_players"},
+        job.player_seeds,
+    )
+    plan.names = list(job.names)
+    _one_torch_thread()
+    return _play_deals(plan, job.first, job.stop, job.record_dir)
+
+
+def _pool(workers: int) -> Any:
+    """A process pool of ``workers`` spawned processes (no fork: torch and threads do not
+    survive a fork safely), each on one thread."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    return ProcessPoolExecutor(
+        max_workers=workers,
+        mp_context=multiprocessing.get_context("spawn"),
+        initializer=_worker_init,
+    )
+
+
+def _play_parallel(
+    plan: EvalPlan, record_dir: Path | None, bar: Any, pool: Any = None
+) -> dict[str, np.ndarray]:
+    """Play ``plan``'s deals in chunks on worker processes (``pool``, or a new one of
+    ``plan.workers`` processes) and join the per-deal totals in deal order."""
+    from concurrent.futures import as_completed
+
+    # Workers get this module's functions under its importable name, also when it runs as
+    # `python -m block_env.evaluate` (then this copy is __main__).
+    from block_env.evaluate import _Chunk as Chunk
+    from block_env.evaluate import _play_chunk as play_chunk
+
+    n = plan.env.config.num_players
+    bounds = chunk_bounds(plan.deals, plan.workers)
+    jobs = [
+        Chunk(
+            specs=list(plan.specs),
+            names=list(plan.names),
+            lineup=list(plan.lineup),
+            game=dict(plan.game),
+            episode=plan.episode,
+            seed=plan.seed,
+            allow_mismatch=plan.allow_mismatch,
+            first=first,
+            stop=stop,
+            player_seeds=chunk_seeds(plan.seed, c, n),
+            record_dir=record_dir,
+        )
+        for c, (first, stop) in enumerate(bounds)
+    ]
+    own = pool is None
+    if own:
+        pool = _pool(min(plan.workers, len(jobs)))
+    parts: list[dict[str, np.ndarray] | None] = [None] * len(jobs)
+    try:
+        futures = {pool.submit(play_chunk, job): c for c, job in enumerate(jobs)}
+        try:
+            for future in as_completed(futures):
+                c = futures[future]
+                parts[c] = future.result()
+                if bar is not None:
+                    bar.update((jobs[c].stop - jobs[c].first) * n)
+        except BaseException:
+            for future in futures:
+                future.cancel()
+            raise
+    finally:
+        if own:
+            pool.shutdown(wait=True, cancel_futures=True)
+    done = [part for part in parts if part is not None]
+    return {key: np.concatenate([part[key] for part in done]) for key in done[0]}
 
 
 def _play_episode(
@@ -783,19 +1051,23 @@ def ladder(
     progress: bool = False,
     bootstrap: int = 200,
     allow_mismatch: bool = False,
+    workers: int = 1,
     **config: Any,
 ) -> LadderResult:
     """Round robin of ``agents`` (default ``ladder_specs``) on duplicate deals, ``hands`` per
     pair (per lineup in 3-4 player games, where each pair plays A against a field of B and B
     against a field of A), rounded up to whole deals as in ``evaluate``. Agents that cannot
     be built, or policies trained for another game (unless ``allow_mismatch``), are listed
-    in ``skipped`` with the reason, never dropped silently. SetupError (a ValueError) before
-    anything is played when the game is invalid or fewer than two agents remain."""
+    in ``skipped`` with the reason, never dropped silently. ``workers > 1`` plays each
+    pair's deals in that many processes, one pool for the whole ladder (spec strings only;
+    see ``evaluate``). SetupError (a ValueError) before anything is played when the game is
+    invalid or fewer than two agents remain."""
     from block_env.env import raw_env
 
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise SetupError(f"seed={seed!r} is not allowed: use an int >= 0")
     specs = list(ladder_specs(num_players) if agents is None else agents)
+    workers = check_workers(workers, specs)
     try:
         probe_env = raw_env(num_players=num_players, episode="hand", **config)
     except (TypeError, ValueError) as exc:
@@ -822,31 +1094,68 @@ def ladder(
     partnership = bool(config.get("partnership", False))
     margins: list[list[Estimate | None]] = [[None] * k for _ in range(k)]
     share: list[list[float | None]] = [[None] * k for _ in range(k)]
-    pair_data: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
     start = time.perf_counter()
     pairs = [(i, j) for i in range(k) for j in range(i + 1, k)]
-    hands_played = 0
     bar = _progress(len(pairs), progress, "ladder pairs")
     if bar is not None:
         bar.unit = "pair"
-    for i, j in pairs:
-        common = dict(
-            num_players=n,
-            hands=hands,
-            seed=seed,
-            progress=progress,
-            allow_mismatch=allow_mismatch,
-            **config,
+    pool = _pool(workers) if workers > 1 else None
+    common = dict(num_players=n, hands=hands, seed=seed, allow_mismatch=allow_mismatch)
+
+    def play_pair(two: list[AgentSpec], labels: list[str]) -> EvalResult:
+        plan = prepare(two, labels=labels, workers=workers, **common, **config)
+        return _run(plan, progress, None, pool)
+
+    try:
+        hands_played, pair_data = _ladder_pairs(
+            kept, names, pairs, n == 2 or partnership, play_pair, margins, share, bar
         )
-        if n == 2 or partnership:
-            res = evaluate([kept[i], kept[j]], labels=[names[i], names[j]], **common)
+    finally:
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
+        if bar is not None:
+            bar.close()
+    ratings = bradley_terry_ci(k, pair_data, bootstrap=bootstrap, seed=seed)
+    out_config = {"num_players": n, "seed": seed, **config}
+    if workers > 1:  # only then: a serial ladder's JSON stays as it always was
+        out_config["workers"] = workers
+    return LadderResult(
+        agents=names,
+        skipped=skipped,
+        config=out_config,
+        ratings=ratings,
+        margins=margins,
+        win_share=share,
+        hands_per_pair=hands_played,
+        seconds=time.perf_counter() - start,
+        notes=notes,
+    )
+
+
+def _ladder_pairs(
+    kept: list[AgentSpec],
+    names: list[str],
+    pairs: list[tuple[int, int]],
+    head_to_head: bool,
+    play_pair: Callable[[list[AgentSpec], list[str]], EvalResult],
+    margins: list[list[Estimate | None]],
+    share: list[list[float | None]],
+    bar: Any,
+) -> tuple[int, dict[tuple[int, int], tuple[np.ndarray, np.ndarray]]]:
+    """Play every pair (``play_pair(agents, labels)``), filling ``margins`` and ``share``;
+    returns the hands played per pair and each pair's per-deal wins and hands."""
+    pair_data: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
+    hands_played = 0
+    for i, j in pairs:
+        if head_to_head:
+            res = play_pair([kept[i], kept[j]], [names[i], names[j]])
             m = res.stats[0].margin
             hands_played = res.hands
             wins_i = res.per_deal["side_wins"][:, 0] + 0.5 * res.per_deal["ties"]
             played = res.per_deal["hands"]
         else:
-            a = evaluate([kept[i], kept[j]], labels=[names[i], names[j]], **common)
-            b = evaluate([kept[j], kept[i]], labels=[names[j], names[i]], **common)
+            a = play_pair([kept[i], kept[j]], [names[i], names[j]])
+            b = play_pair([kept[j], kept[i]], [names[j], names[i]])
             m = _half_difference(a.stats[0].margin, b.stats[0].margin)
             hands_played = a.hands
             wins_i = (
@@ -862,20 +1171,7 @@ def ladder(
         pair_data[(i, j)] = (wins_i, played)
         if bar is not None:
             bar.update(1)
-    if bar is not None:
-        bar.close()
-    ratings = bradley_terry_ci(k, pair_data, bootstrap=bootstrap, seed=seed)
-    return LadderResult(
-        agents=names,
-        skipped=skipped,
-        config={"num_players": n, "seed": seed, **config},
-        ratings=ratings,
-        margins=margins,
-        win_share=share,
-        hands_per_pair=hands_played,
-        seconds=time.perf_counter() - start,
-        notes=notes,
-    )
+    return hands_played, pair_data
 
 
 def _half_difference(a: Estimate, b: Estimate) -> Estimate:
@@ -1012,6 +1308,16 @@ def _parser() -> argparse.ArgumentParser:
         metavar="DIR",
         help="save every game played as a JSON game record in this folder",
     )
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        metavar="N",
+        help="play the deals in N processes (default 1: here, one after another); deal d "
+        "keeps seed seed+d, so deterministic agents give the same figures as a serial run, "
+        "while agents with their own randomness (random, pimc) are seeded per chunk of deals "
+        "and draw differently than in a serial run (the same for the same seed and N)",
+    )
     return p
 
 
@@ -1095,6 +1401,11 @@ def main(argv: Iterable[str] | None = None) -> int:
         n = game.num_players
         _check_count("--hands", args.hands, n)
         _check_count("--matches", args.matches, n)
+        if args.workers < 1:
+            raise _UsageError(
+                f"--workers {args.workers}: use an integer >= 1 (the number of processes "
+                "playing deals; 1 plays them one after another)"
+            )
         progress = not args.no_progress
         if args.ladder:
             if args.episode != "hand" or args.matches is not None:
@@ -1111,6 +1422,7 @@ def main(argv: Iterable[str] | None = None) -> int:
                 seed=args.seed,
                 progress=progress,
                 allow_mismatch=args.allow_mismatch,
+                workers=args.workers,
                 **config,
             )
             for note in res.notes:
@@ -1129,6 +1441,7 @@ def main(argv: Iterable[str] | None = None) -> int:
                 episode=args.episode,
                 seed=args.seed,
                 allow_mismatch=args.allow_mismatch,
+                workers=args.workers,
                 **config,
             )
             output = None if args.json is None else _check_output(args.json)
