@@ -11,7 +11,12 @@ when the tile fits only one way); ``pass`` when nothing fits; ``hint`` shows wha
 (``--hint-agent``, default ``rules``; ``hint NAME`` for another) would play; ``q`` saves
 (with ``--record``) and quits.
 Anything else gets a message and the same question again. End of input saves and exits
-cleanly. Opponents are any agent name or policy that ``block_env.evaluate`` accepts.
+cleanly. Opponents are any agent name or policy that ``block_env.evaluate`` accepts; as
+there, when an opponent or the ``--hint-agent`` reads the information state (a policy
+trained with ``obs_type=information_state``), the game env is made with
+``obs_type="information_state"`` and every agent that reads the plain observation gets its
+first ``OBS_DIM`` entries. (A ``hint NAME`` for such a policy needs that env: start the game
+with ``--hint-agent NAME``.)
 Output is coloured with ``rich`` when it is installed and stdout is a terminal, and plain
 text otherwise.
 """
@@ -118,6 +123,26 @@ class Game:
         self.values = 1 + max(max(pair) for pair in self.tiles.tiles)
         self.moves: list[tuple[int, int]] = []  # this hand's moves
 
+    def observation_for(self, agent: Any, name: str) -> dict[str, Any]:
+        """The observation of the seat to act, of the kind ``agent`` reads (as in
+        ``block_env.evaluate``): the plain observation cut out of the information state for
+        an agent that reads the plain one. ValueError (with what to do) for an agent that
+        reads the information state when this game's env does not hand it out."""
+        from block_env.evaluate import agent_obs_type, plain_observation
+        from block_env.observation import obs_layout
+
+        observation = self.raw.observe(self.raw.agent_selection)
+        wants = agent_obs_type(agent)
+        has = getattr(self.raw, "obs_type", "observation")
+        if wants == has:
+            return observation
+        if wants == "observation":
+            return plain_observation(observation, obs_layout(self.raw.config).dim)
+        raise ValueError(
+            f"{name} reads the information state, which this game's env does not hand out: "
+            f"start the game with --hint-agent {name} (or seat it as an opponent)"
+        )
+
     # -- naming
 
     def name(self, seat: int) -> str:
@@ -149,7 +174,8 @@ class Game:
                     return 0
             else:
                 try:
-                    action = int(self.agents[seat].act(raw.observe(raw.agent_selection)))
+                    agent = self.agents[seat]
+                    action = int(agent.act(self.observation_for(agent, self.labels[seat])))
                 except Exception as exc:  # an agent's bug must not lose the game
                     self._save()
                     self.screen.say(
@@ -226,7 +252,8 @@ class Game:
                 self.screen.say(f"No hint: {exc}", "red")
                 return
         try:
-            action = int(self.hint_agents[spec].act(self.raw.observe(self.raw.agent_selection)))
+            agent = self.hint_agents[spec]
+            action = int(agent.act(self.observation_for(agent, spec)))
         except Exception as exc:  # a hint is optional: say why there is none, go on
             self.screen.say(f"No hint: {spec} failed ({type(exc).__name__}: {exc})", "red")
             return
@@ -441,12 +468,20 @@ def _seat_agents(
     return agents, labels
 
 
+def _reads_information_state(players: list[Any]) -> bool:
+    """Does any of ``players`` (None: none) read the information state? SetupError for an
+    ``obs_type`` that is not one of the env's."""
+    from block_env.evaluate import agent_obs_type
+
+    return any(p is not None and agent_obs_type(p) == "information_state" for p in players)
+
+
 def main(argv: Sequence[str] | None = None, ask: Callable[[str], str] = input) -> int:
     """The command line; returns the exit status (2 with one line for a bad setup)."""
     parser = _parser()
     args = parser.parse_args(argv)
     from block_env.env import raw_env
-    from block_env.evaluate import SetupError
+    from block_env.evaluate import SetupError, build_agent
 
     screen = Screen(plain=True if args.plain else None)
     record_path = None if args.record is None else Path(args.record)
@@ -476,6 +511,7 @@ def main(argv: Sequence[str] | None = None, ask: Callable[[str], str] = input) -
             if args.max_pip is not None:
                 config["max_pip"] = args.max_pip
             raw = raw_env(**config, lang=args.lang)
+            report = None
             human = args.seat
             opponents = args.opponents or ["rules"]
             seed = args.seed
@@ -487,6 +523,19 @@ def main(argv: Sequence[str] | None = None, ask: Callable[[str], str] = input) -
 
             seed = secrets.randbelow(2**31)
         agents, labels = _seat_agents(raw, human, opponents, seed, args.allow_mismatch)
+        # Checked here, so a bad name is found before the game: the default is built on the
+        # first hint.
+        hint = None if args.hint_agent == "rules" else build_agent(args.hint_agent, raw, seed=0)
+        if _reads_information_state([*agents.values(), hint]):
+            # as in evaluate: the env hands out the information state, and the agents are
+            # built again on it (oracles read the env they were given)
+            if args.resume is not None:
+                env_info = records.make_env(record, obs_type="information_state")
+                report = records.replay(record, env=env_info)
+                raw = report.env
+            else:
+                raw = raw_env(**config, lang=args.lang, obs_type="information_state")
+            agents, labels = _seat_agents(raw, human, opponents, seed, args.allow_mismatch)
         env = records.RecordingWrapper(raw, players=labels)
         if args.resume is not None:
             env.recorder = report.recorder
@@ -501,10 +550,6 @@ def main(argv: Sequence[str] | None = None, ask: Callable[[str], str] = input) -
                 records.save({**env.record, "play": {"human": human}}, record_path)
             except OSError as exc:
                 raise SetupError(f"--record {record_path}: cannot write it ({exc})") from None
-        if args.hint_agent != "rules":  # the default is built on the first hint
-            from block_env.evaluate import build_agent
-
-            build_agent(args.hint_agent, raw, seed=0)
     except (SetupError, records.RecordError) as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return 2

@@ -17,6 +17,18 @@ opening) is not an episode: in ``"hand"`` mode ``reset`` deals again; in ``"matc
 its reward is added to the learner's next step. Opponent agents built from names are
 reseeded from the env's generator on ``reset(seed=...)``, so seeded runs repeat.
 
+Observations, as in ``block_env.evaluate``: ``obs_type`` is the learner's (the plain
+observation by default, or ``"information_state"``), and each opponent reads its own
+``obs_type`` attribute (``agents.load`` gives an information-state policy
+``obs_type="information_state"``). When the learner or any opponent reads the information
+state, the inner game env (``self.game``) is made with ``obs_type="information_state"`` and
+everyone who reads the plain observation gets its first ``OBS_DIM`` entries
+(``evaluate.plain_observation``): an opponent plays exactly as in ``evaluate``, and the
+learner's observation space and observations do not depend on its opponents. Opponents
+swapped in by ``set_opponents`` that need the other kind of game env get it at the next
+``reset`` (at once when no episode is running): the running episode is finished on the game
+env and opponents it started with.
+
 An illegal learner action follows PettingZoo's classic convention (``TerminateIllegalWrapper``):
 the episode ends at once with ``illegal_reward`` (default -1) and ``info["illegal_action"]``
 True (False on every other step);
@@ -33,7 +45,8 @@ import numpy as np
 from gymnasium import spaces
 
 from block_env.env import raw_env
-from block_env.evaluate import agent_label, build_agent
+from block_env.evaluate import agent_label, agent_obs_type, build_agent, plain_observation
+from block_env.information_state import check_obs_type, information_state_bounds
 from block_env.observation import obs_layout
 
 SEAT_MODES = ("rotate", "random")
@@ -47,8 +60,10 @@ class SingleAgentBlockEnv(gym.Env):
     relative seat (1 = the seat after the learner). ``opponent_pool``: specs of which one is
     drawn per episode to play all other seats (overrides ``opponents``). ``learner_seat``:
     a seat index, ``"rotate"`` (0, 1, ... per episode, restarting at a seeded reset) or
-    ``"random"``. ``scale_obs`` divides the observation by ``OBS_SCALE``. ``illegal_action``
-    and ``illegal_reward``: see the module docstring. Other keywords
+    ``"random"``. ``obs_type``: the learner's observation, ``"observation"`` (default) or
+    ``"information_state"`` (see the module docstring). ``scale_obs`` divides the
+    observation by ``OBS_SCALE`` (the information state's history, already 0..1, is kept).
+    ``illegal_action`` and ``illegal_reward``: see the module docstring. Other keywords
     configure the game as for ``block_env.env``.
     """
 
@@ -63,6 +78,7 @@ class SingleAgentBlockEnv(gym.Env):
         illegal_action: str = "terminate",
         illegal_reward: float = -1.0,
         render_mode: str | None = None,
+        obs_type: str = "observation",
         **config: Any,
     ) -> None:
         super().__init__()
@@ -72,7 +88,10 @@ class SingleAgentBlockEnv(gym.Env):
             )
         self.illegal_action = illegal_action
         self.illegal_reward = float(illegal_reward)
-        self.game = raw_env(render_mode=render_mode, **config)
+        self.obs_type = check_obs_type(obs_type)  # the learner's
+        # the inner game env is rebuilt (same game, other obs_type) when opponents need it
+        self._game_kwargs: dict[str, Any] = {"render_mode": render_mode, **config}
+        self.game = raw_env(obs_type=self.obs_type, **self._game_kwargs)
         self.config = self.game.config
         self.render_mode = render_mode
         n = self.config.num_players
@@ -87,22 +106,32 @@ class SingleAgentBlockEnv(gym.Env):
         self.learner_seat = learner_seat
         self.scale_obs = bool(scale_obs)
         lay = obs_layout(self.config)
+        self._plain_dim = lay.dim
         self._num_actions = self.config.tiles.num_actions
-        self._scale = (1.0 / lay.scale).astype(np.float32) if self.scale_obs else None
+        if self.obs_type == "information_state":
+            low, high = information_state_bounds(self.config)
+        else:
+            low, high = lay.low, lay.high.copy()
+        dim = len(low)
         # Scores never pass target + the set's pips (168 for the 28 tiles): a finite bound.
-        low, high = lay.low, lay.high.copy()
         high[lay.fields["scores"]] = self.config.target + sum(self.config.tiles.pips)
         high[lay.fields["target"]] = self.config.target
+        self._scale = None
         if self.scale_obs:
-            low, high = lay.low * self._scale, high * self._scale
-        self.observation_space = spaces.Box(low, high, (lay.dim,), np.float32)
+            scale = np.ones(dim, dtype=np.float32)
+            scale[: lay.dim] = 1.0 / lay.scale
+            self._scale = scale
+            low, high = low * scale, high * scale
+        self.observation_space = spaces.Box(low, high, (dim,), np.float32)
         self.action_space = spaces.Discrete(self._num_actions)
-        self.set_opponents(opponents, opponent_pool)
         self._episodes = 0
         self._seat = 0
         self._players: list[Any] = []
+        self._cut: list[bool] = []  # per seat: that player gets the plain observation cut out
+        self._lineups: list[list[Any]] = []
         self._pending = 0.0
         self._over = True
+        self.set_opponents(opponents, opponent_pool)
 
     # -- opponents ----------------------------------------------------------------------
 
@@ -110,23 +139,44 @@ class SingleAgentBlockEnv(gym.Env):
         self, opponents: Any = None, opponent_pool: Sequence[Any] | None = None
     ) -> None:
         """Replace the opponents (takes effect at the next ``reset``), e.g. to refresh
-        self-play snapshots from a training callback."""
+        self-play snapshots from a training callback. A bad spec raises ValueError and
+        changes nothing. When the new opponents need the other kind of inner game env
+        (information state or not), ``self.game`` is rebuilt at once if no episode is
+        running, else at the next ``reset`` (the running episode ends as it began)."""
         n = self.config.num_players
+        lineups = self._lineups
         if opponent_pool is not None:
             pool = list(opponent_pool)
             if not pool:
                 raise ValueError("opponent_pool is empty: give at least one agent")
-            self._lineups = [[p] * (n - 1) for p in pool]
+            lineups = [[p] * (n - 1) for p in pool]
         elif isinstance(opponents, (list, tuple)):
             if len(opponents) != n - 1:
                 raise ValueError(
                     f"{len(opponents)} opponents given for {n} players: give one spec, or "
                     f"{n - 1} (one per other seat)"
                 )
-            self._lineups = [list(opponents)]
+            lineups = [list(opponents)]
         elif opponents is not None:
-            self._lineups = [[opponents] * (n - 1)]
+            lineups = [[opponents] * (n - 1)]
+        if not lineups:
+            raise ValueError("no opponents given: give opponents or opponent_pool")
         # Build once now so a bad spec fails here, not in the middle of training.
+        built = [self._build(lineup, seed=None) for lineup in lineups]
+        reads = {self.obs_type} | {agent_obs_type(a) for others in built for a in others}
+        self._lineups, self._built = lineups, built
+        self._game_obs_type = "information_state" if "information_state" in reads else "observation"
+        if self._over:
+            self._sync_game()
+
+    def _sync_game(self) -> None:
+        """Rebuild the inner game env when its ``obs_type`` is not the one the learner and
+        the opponents need, and the opponents built from specs on it (oracles read the env
+        they were built with), unseeded as ``set_opponents`` builds them."""
+        if self.game.obs_type == self._game_obs_type:
+            return
+        self.game.close()
+        self.game = raw_env(obs_type=self._game_obs_type, **self._game_kwargs)
         self._built = [self._build(lineup, seed=None) for lineup in self._lineups]
 
     def _build(self, lineup: list[Any], seed: int | None) -> list[Any]:
@@ -146,6 +196,7 @@ class SingleAgentBlockEnv(gym.Env):
     ) -> tuple[np.ndarray, dict[str, Any]]:
         super().reset(seed=seed)
         n = self.config.num_players
+        self._sync_game()
         if seed is not None:
             self._episodes = 0
             base = int(self.np_random.integers(2**31))
@@ -167,6 +218,11 @@ class SingleAgentBlockEnv(gym.Env):
             self._players = [None] * n
             for r in range(1, n):
                 self._players[(self._seat + r) % n] = others[r - 1]
+            info_game = self.game.obs_type == "information_state"
+            self._cut = [
+                info_game and p is not None and agent_obs_type(p) == "observation"
+                for p in self._players
+            ]
             self.game.reset(seed=int(self.np_random.integers(2**63)), options=options)
             self._over = False
             self._pending, ended = self._play_opponents()
@@ -219,7 +275,11 @@ class SingleAgentBlockEnv(gym.Env):
     # -- internals ----------------------------------------------------------------------
 
     def _observation(self) -> np.ndarray:
-        obs = self.game.observe(self.game.possible_agents[self._seat])["observation"]
+        """The learner's observation: of its own ``obs_type`` whatever the game env's."""
+        observed = self.game.observe(self.game.possible_agents[self._seat])
+        if self.obs_type == "observation" and self.game.obs_type == "information_state":
+            observed = plain_observation(observed, self._plain_dim)
+        obs = observed["observation"]
         return obs * self._scale if self._scale is not None else obs  # observe() copies
 
     def _info(self, ended: dict[str, Any] | None) -> dict[str, Any]:
@@ -251,7 +311,10 @@ class SingleAgentBlockEnv(gym.Env):
             if agent == me:
                 return total, ended
             seat = int(agent.rsplit("_", 1)[1])
-            game.step(int(self._players[seat].act(game.observe(agent))))
+            observed = game.observe(agent)
+            if self._cut[seat]:
+                observed = plain_observation(observed, self._plain_dim)
+            game.step(int(self._players[seat].act(observed)))
             total += float(game.rewards[me])
             ended = self._hand_ended_info() or ended
 
