@@ -42,7 +42,9 @@ deal order, so deterministic agents (``greedy``, ``rules``, ``omniscient``, ship
 give the same figures, bit for bit, as a serial run. Agents that draw random numbers from a
 ``seed`` (``random``, ``pimc``) are seeded per chunk from (seed, chunk index): a run repeats
 for the same seed, games and worker count, but draws differently than a serial run or one
-with another worker count (the same distribution, other samples).
+with another worker count (the same distribution, other samples). The processes are
+spawned, so they import the main script again: a script that calls ``evaluate(...,
+workers=2)`` must do so under ``if __name__ == "__main__":``.
 
 Command line (setup errors: one line on stderr, exit status 2, before anything is played)::
 
