@@ -248,12 +248,22 @@ class PIMCAgent:
         return self._configs[key]
 
     def act(self, observation: Mapping[str, np.ndarray]) -> int:
-        legal = np.flatnonzero(observation["action_mask"])
-        if legal.size == 0:
-            raise ValueError("the action mask holds no legal action: this seat is not on turn")
-        self.last_worlds = 0
+        legal = _legal_actions(observation)
         if legal.size == 1:
+            self.last_worlds = 0
             return int(legal[0])
+        know = read_observation(observation["observation"])
+        totals = self.action_totals(observation)
+        return best_action(
+            totals, self._config(know.num_players, know.partnership, know.max_pip).tiles
+        )
+
+    def action_totals(self, observation: Mapping[str, np.ndarray]) -> dict[int, float]:
+        """The solver's value of each legal action summed over the sampled worlds (divide by
+        ``last_worlds`` for the mean): what ``act`` maximises, for agents that weigh it
+        with other evidence. Draws worlds even when only one action is legal."""
+        legal = _legal_actions(observation)
+        self.last_worlds = 0
         know = read_observation(observation["observation"])
         config = self._config(know.num_players, know.partnership, know.max_pip)
         sampler = _Sampler(know)
@@ -274,4 +284,11 @@ class PIMCAgent:
             for a, v in values.items():
                 totals[a] += v
             self.last_worlds = i + 1
-        return best_action(totals, config.tiles)
+        return totals
+
+
+def _legal_actions(observation: Mapping[str, np.ndarray]) -> np.ndarray:
+    legal = np.flatnonzero(observation["action_mask"])
+    if legal.size == 0:
+        raise ValueError("the action mask holds no legal action: this seat is not on turn")
+    return legal

@@ -592,6 +592,20 @@ class PolicyAgent:
         actions = sample_actions(masked, self.generator, self.greedy)
         return actions.cpu().numpy() if is_np else actions
 
+    @torch.no_grad()
+    def probabilities(self, observation: Mapping[str, np.ndarray]) -> np.ndarray:
+        """The network's action probabilities for one observation dict (0 on illegal
+        actions): what ``act`` samples from, or takes the argmax of when greedy."""
+        obs = np.asarray(observation["observation"], dtype=np.float32)[None]
+        if obs.shape[-1] != self.model.input_dim:
+            raise ValueError(self._wrong_length(obs.shape[-1]))
+        mask = np.asarray(observation["action_mask"])[None]
+        if not mask.any():
+            raise ValueError("the action mask holds no legal action: this seat is not on turn")
+        o = torch.as_tensor(obs, device=self.device)
+        logits = self.model.masked_logits(o, torch.as_tensor(mask, device=self.device))
+        return torch.softmax(logits.float(), dim=-1)[0].cpu().numpy()
+
     def _wrong_length(self, got: int) -> str:
         """The refusal of observations of length ``got``, naming what this policy reads."""
         m = self.model

@@ -1,0 +1,100 @@
+"""Play-time search guided by a trained network: ``agents.make("guided", policy="block-2p")``.
+
+PIMC (``agents.pimc``) values each legal move by solving sampled deals; the network has
+learned, from millions of hands, which moves pay off against players who hide their
+tiles. The two err in different places: PIMC assumes it will know the deal after this
+move (strategy fusion) and reads nothing into how the opponents played, the network is an
+approximation. The guided agent plays the move with the best
+
+    PIMC's mean value (points of the hand)  +  weight * log(network probability)
+
+so a move the network finds very unlikely needs a clear gain in the solved deals to be
+played, and among moves the network likes, the solved deals decide. ``weight=0`` is PIMC
+(ties aside), a large weight the network's greedy move.
+
+``block-2p-search`` (``agents.make("block-2p-search")``) is the tuned preset for 2 players:
+the shipped ``block-2p`` network with PIMC's worlds and the weight chosen on evaluation
+deals (the README's ladder gives its figures and decision times).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from agents.pimc import PIMCAgent
+from agents.solver import best_action
+from block_env.tiles import tile_set
+
+__all__ = ["BLOCK_2P_SEARCH", "GuidedSearchAgent", "block_2p_search"]
+
+# The shipped preset: network, worlds, weight (points per nat of log-probability).
+BLOCK_2P_SEARCH: dict[str, Any] = {"policy": "block-2p", "worlds": 50, "weight": 1.0}
+_FLOOR = 1e-9  # probability floor: a move the network never plays keeps a finite score
+
+
+class GuidedSearchAgent:
+    """PIMC's mean solved value of each legal move plus ``weight`` times the log of the
+    network's probability of it; the best score is played (ties: heaviest tile, then the
+    lowest action id). ``policy`` is a shipped policy name, a policy file or a
+    ``PolicyAgent``; ``worlds``, ``seed`` and ``time_budget`` go to PIMC."""
+
+    def __init__(
+        self,
+        policy: Any = "block-2p",
+        worlds: int = 50,
+        weight: float = 1.0,
+        seed: int | None = None,
+        time_budget: float | None = None,
+    ) -> None:
+        if isinstance(weight, bool) or not isinstance(weight, (int, float)) or weight < 0:
+            raise ValueError(f"weight={weight!r} is not allowed: use a number >= 0")
+        self.pimc = PIMCAgent(worlds=worlds, seed=seed, time_budget=time_budget)
+        if isinstance(policy, str):
+            from agents.policy import load
+
+            policy = load(policy)
+        if not hasattr(policy, "probabilities"):
+            raise ValueError(
+                f"policy={policy!r} is not allowed: use a policy name or file, or a PolicyAgent"
+            )
+        self.policy = policy
+        self.weight = float(weight)
+        self.game = getattr(policy, "game", None)  # evaluations refuse another game
+        self.obs_type: str = policy.obs_type
+        self.plain_dim: int = policy.model.obs_dim
+        self.tiles = tile_set(policy.model.max_pip)
+        self.last_scores: dict[int, float] = {}  # score of each legal move, last decision
+
+    @property
+    def last_worlds(self) -> int:
+        """Worlds solved for the last decision (0: forced move)."""
+        return self.pimc.last_worlds
+
+    def act(self, observation: Mapping[str, np.ndarray]) -> int:
+        mask = np.asarray(observation["action_mask"])
+        legal = np.flatnonzero(mask)
+        if legal.size == 0:
+            raise ValueError("the action mask holds no legal action: this seat is not on turn")
+        self.pimc.last_worlds = 0
+        self.last_scores = {}
+        if legal.size == 1:
+            return int(legal[0])
+        probs = self.policy.probabilities(observation)
+        plain = dict(observation)
+        plain["observation"] = np.asarray(observation["observation"])[: self.plain_dim]
+        totals = self.pimc.action_totals(plain)
+        worlds = self.pimc.last_worlds
+        self.last_scores = {
+            a: totals[a] / worlds + self.weight * math.log(max(float(probs[a]), _FLOOR))
+            for a in totals
+        }
+        return best_action(self.last_scores, self.tiles)
+
+
+def block_2p_search(seed: int | None = None, **overrides: Any) -> GuidedSearchAgent:
+    """The shipped 2-player search agent (``BLOCK_2P_SEARCH``); keywords override it."""
+    return GuidedSearchAgent(**{**BLOCK_2P_SEARCH, **overrides}, seed=seed)
