@@ -596,15 +596,20 @@ class PolicyAgent:
     def probabilities(self, observation: Mapping[str, np.ndarray]) -> np.ndarray:
         """The network's action probabilities for one observation dict (0 on illegal
         actions): what ``act`` samples from, or takes the argmax of when greedy."""
+        obs, mask = self._single(observation)
+        o = torch.as_tensor(obs, device=self.device)
+        logits = self.model.masked_logits(o, torch.as_tensor(mask, device=self.device))
+        return torch.softmax(logits.float(), dim=-1)[0].cpu().numpy()
+
+    def _single(self, observation: Mapping[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+        """One observation dict as a batch of one (observation, mask), checked."""
         obs = np.asarray(observation["observation"], dtype=np.float32)[None]
         if obs.shape[-1] != self.model.input_dim:
             raise ValueError(self._wrong_length(obs.shape[-1]))
         mask = np.asarray(observation["action_mask"])[None]
         if not mask.any():
             raise ValueError("the action mask holds no legal action: this seat is not on turn")
-        o = torch.as_tensor(obs, device=self.device)
-        logits = self.model.masked_logits(o, torch.as_tensor(mask, device=self.device))
-        return torch.softmax(logits.float(), dim=-1)[0].cpu().numpy()
+        return obs, mask
 
     def _wrong_length(self, got: int) -> str:
         """The refusal of observations of length ``got``, naming what this policy reads."""
@@ -625,13 +630,7 @@ class PolicyAgent:
         )
 
     def act(self, observation: Mapping[str, np.ndarray]) -> int:
-        obs = np.asarray(observation["observation"], dtype=np.float32)[None]
-        if obs.shape[-1] != self.model.input_dim:
-            raise ValueError(self._wrong_length(obs.shape[-1]))
-        mask = np.asarray(observation["action_mask"])[None]
-        if not mask.any():
-            raise ValueError("the action mask holds no legal action: this seat is not on turn")
-        return int(self.act_batch(obs, mask)[0])
+        return int(self.act_batch(*self._single(observation))[0])
 
 
 def load(
