@@ -40,7 +40,7 @@ class GuidedSearchAgent:
     """PIMC's mean solved value of each legal move plus ``weight`` times the log of the
     network's probability of it; the best score is played (ties: heaviest tile, then the
     lowest action id). ``policy`` is a shipped policy name, a policy file or a
-    ``PolicyAgent``; ``worlds``, ``seed`` and ``time_budget`` go to PIMC."""
+    ``PolicyAgent``; ``worlds``, ``seed``, ``time_budget`` and ``node_budget`` go to PIMC."""
 
     def __init__(
         self,
@@ -49,10 +49,11 @@ class GuidedSearchAgent:
         weight: float = 1.0,
         seed: int | None = None,
         time_budget: float | None = None,
+        node_budget: int | None = None,
     ) -> None:
         if isinstance(weight, bool) or not isinstance(weight, (int, float)) or weight < 0:
             raise ValueError(f"weight={weight!r} is not allowed: use a number >= 0")
-        self.pimc = PIMCAgent(worlds=worlds, seed=seed, time_budget=time_budget)
+        self.pimc = PIMCAgent(worlds, seed, time_budget, node_budget)
         if isinstance(policy, str):
             from agents.policy import load
 

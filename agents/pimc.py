@@ -24,7 +24,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from agents.solver import Position, action_values, best_action
+from agents.solver import Position, best_action, counted_action_values
 from block_env.config import BlockConfig
 from block_env.observation import layout_for_dim
 from block_env.rules import EMPTY
@@ -222,10 +222,16 @@ def sample_world(know: Knowledge, rng: random.Random) -> tuple[tuple[int, ...], 
 class PIMCAgent:
     """Samples ``worlds`` consistent deals, solves each exactly and plays the move with the
     best mean value (ties: heaviest tile, then lowest action id). With ``time_budget``
-    (seconds) it stops drawing worlds once that much time has passed (always >= 1)."""
+    (seconds) it stops drawing worlds once that much time has passed, with ``node_budget``
+    once the solver has visited that many search nodes for this decision (the same on every
+    machine, so games repeat); at least one world is always solved."""
 
     def __init__(
-        self, worlds: int = 20, seed: int | None = None, time_budget: float | None = None
+        self,
+        worlds: int = 20,
+        seed: int | None = None,
+        time_budget: float | None = None,
+        node_budget: int | None = None,
     ) -> None:
         if isinstance(worlds, bool) or not isinstance(worlds, int) or worlds < 1:
             raise ValueError(f"worlds={worlds!r} is not allowed: use an int >= 1")
@@ -233,8 +239,13 @@ class PIMCAgent:
             isinstance(time_budget, (int, float)) and time_budget > 0
         ):
             raise ValueError(f"time_budget={time_budget!r} is not allowed: use seconds > 0")
+        if node_budget is not None and (
+            isinstance(node_budget, bool) or not isinstance(node_budget, int) or node_budget < 1
+        ):
+            raise ValueError(f"node_budget={node_budget!r} is not allowed: use an int >= 1")
         self.worlds = worlds
         self.time_budget = time_budget
+        self.node_budget = node_budget
         self.rng = random.Random(seed)
         self._configs: dict[tuple[int, bool, int], BlockConfig] = {}
         self.last_worlds = 0  # worlds solved for the last decision (0: forced move)
@@ -270,12 +281,15 @@ class PIMCAgent:
         start = time.perf_counter()
         legal_set = {int(a) for a in legal}
         totals = dict.fromkeys(legal_set, 0.0)
+        nodes = 0
         for i in range(self.worlds):
-            budget = self.time_budget
-            if i and budget is not None and time.perf_counter() - start > budget:
+            if i and self._spent(time.perf_counter() - start, nodes):
                 break
             hands, _out = sampler.sample(self.rng)
-            values = action_values(config, Position(hands, know.left, know.right, 0))
+            values, visited = counted_action_values(
+                config, Position(hands, know.left, know.right, 0)
+            )
+            nodes += visited
             if set(values) != legal_set:
                 raise ValueError(
                     f"the action mask {sorted(legal_set)} does not match the observed hand "
@@ -285,6 +299,12 @@ class PIMCAgent:
                 totals[a] += v
             self.last_worlds = i + 1
         return totals
+
+    def _spent(self, seconds: float, nodes: int) -> bool:
+        """Has this decision used up its time or node budget?"""
+        if self.time_budget is not None and seconds > self.time_budget:
+            return True
+        return self.node_budget is not None and nodes >= self.node_budget
 
 
 def _legal_actions(observation: Mapping[str, np.ndarray]) -> np.ndarray:

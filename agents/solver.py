@@ -464,6 +464,12 @@ def action_values(config: BlockConfig, pos: Position) -> dict[int, float]:
     return _values(config, pos, None)[0]
 
 
+def counted_action_values(config: BlockConfig, pos: Position) -> tuple[dict[int, float], int]:
+    """``action_values`` and the number of search nodes it visited: a measure of work
+    that, unlike time, is the same on every machine."""
+    return _values(config, pos, None)
+
+
 def _values(config: BlockConfig, pos: Position, root: int | None) -> tuple[dict[int, float], int]:
     search = _Search(config, pos, root)
     raw = search.child_values()

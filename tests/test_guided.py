@@ -154,3 +154,15 @@ def test_plays_whole_hands_in_evaluate() -> None:
     result = evaluate(["guided:worlds=3,weight=2", "random"], hands=8, seed=0)
     assert result.hands == 8
     assert result.stats[0].margin.mean > 0  # a searching network against random play
+
+
+def test_node_budget_reaches_pimc(network) -> None:
+    env = raw_env(num_players=2, episode="hand")
+    env.reset(seed=4)
+    opening = env.observe(env.agent_selection)
+    guided = GuidedSearchAgent(network, worlds=50, node_budget=1, seed=0)
+    guided.act(opening)
+    assert guided.last_worlds == 1
+    unlimited = GuidedSearchAgent(network, worlds=50, seed=0)
+    unlimited.act(opening)
+    assert unlimited.last_worlds == 50

@@ -481,3 +481,40 @@ def test_pimc_time_budget_caps_the_worlds() -> None:
     action = agent.act(obs)
     assert obs["action_mask"][action] == 1
     assert 1 <= agent.last_worlds < 1000
+
+
+def test_pimc_node_budget_stops_drawing_worlds_the_same_way_every_time() -> None:
+    """A node budget caps the work of a decision by the solver's node count (not time), so
+    two agents with the same seed solve the same worlds and play the same moves."""
+    from agents.solver import counted_action_values
+
+    env = raw_env(num_players=2, episode="hand")
+    env.reset(seed=4)
+    opening = env.observe(env.agent_selection)
+    know = read_observation(opening["observation"])
+    budget = 5_000
+    one, two = (PIMCAgent(worlds=50, seed=1, node_budget=budget) for _ in range(2))
+    assert one.act(opening) == two.act(opening)
+    assert 1 <= one.last_worlds == two.last_worlds < 50
+    # replay its draws: the budget was passed by the last world solved, not before
+    rng = random.Random(1)
+    from agents.pimc import _Sampler
+
+    sampler, nodes = _Sampler(know), []
+    for _ in range(one.last_worlds):
+        hands, _out = sampler.sample(rng)
+        nodes.append(
+            counted_action_values(SEARCH_CONFIGS["2p"], Position(hands, know.left, know.right, 0))[
+                1
+            ]
+        )
+    assert sum(nodes[:-1]) < budget <= sum(nodes)
+    lone = PIMCAgent(worlds=50, seed=1, node_budget=1)
+    lone.act(opening)
+    assert lone.last_worlds == 1
+
+
+@pytest.mark.parametrize("budget", [0, -5, 2.5, True, "100"])
+def test_pimc_bad_node_budget_is_refused(budget: object) -> None:
+    with pytest.raises(ValueError, match="node_budget=.* is not allowed: use an int >= 1"):
+        PIMCAgent(node_budget=budget)
