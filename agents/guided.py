@@ -70,6 +70,7 @@ class GuidedSearchAgent:
                 f"policy={policy!r} is not allowed: use a policy name or file, or a PolicyAgent"
             )
         self.policy = policy
+        self.model = policy.model  # the guiding network (evaluations read its game fit)
         self.weight = float(weight)
         self.game = getattr(policy, "game", None)  # evaluations refuse another game
         self.obs_type: str = policy.obs_type
@@ -103,6 +104,14 @@ class GuidedSearchAgent:
         return best_action(self.last_scores, self.tiles)
 
 
-def block_2p_search(seed: int | None = None, **overrides: Any) -> GuidedSearchAgent:
+def block_2p_search(
+    seed: int | None = None,
+    worlds: int = BLOCK_2P_SEARCH["worlds"],
+    weight: float = BLOCK_2P_SEARCH["weight"],
+    node_budget: int | None = BLOCK_2P_SEARCH["node_budget"],
+    time_budget: float | None = None,
+) -> GuidedSearchAgent:
     """The shipped 2-player search agent (``BLOCK_2P_SEARCH``); keywords override it."""
-    return GuidedSearchAgent(**{**BLOCK_2P_SEARCH, **overrides}, seed=seed)
+    return GuidedSearchAgent(
+        BLOCK_2P_SEARCH["policy"], worlds, weight, seed, time_budget, node_budget
+    )

@@ -116,8 +116,16 @@ def test_missing_policy_file_is_named(tmp_path) -> None:
 
 
 def test_policy_for_another_game_is_refused_by_evaluate() -> None:
-    with pytest.raises(SetupError, match="block-2p-search"):
+    with pytest.raises(SetupError, match="block-2p-search was trained for .* num_players"):
         evaluate(["block-2p-search", "rules"], num_players=3, hands=3)
+
+
+def test_preset_plays_in_evaluate_hands_and_matches() -> None:
+    """Built by name as the command line builds it (with the env and a seed), in single
+    hands and in matches (the network does not read the scores, so a match fits it)."""
+    hands = evaluate(["block-2p-search:worlds=2", "random"], hands=4, seed=1)
+    matches = evaluate(["block-2p-search:worlds=2", "random"], episode="match", matches=2)
+    assert hands.hands == 4 and matches.matches == 2 and not hands.notes
 
 
 def test_preset_is_the_shipped_network_with_its_settings() -> None:
