@@ -38,7 +38,7 @@ BLOCK_2P_SEARCH: dict[str, Any] = {
     "policy": "block-2p",
     "worlds": 50,
     "weight": 2.0,
-    "node_budget": 40_000,  # the opening lead (~1,300 nodes a world) stops near 30 worlds
+    "node_budget": 25_000,  # the opening lead (~1,300 nodes a world) stops near 19 worlds
 }
 _FLOOR = 1e-9  # probability floor: a move the network never plays keeps a finite score
 
