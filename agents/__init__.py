@@ -19,8 +19,8 @@ REGISTRY: dict[str, str] = {
     "rules": "agents.baselines:RuleAgent",
     "pimc": "agents.pimc:PIMCAgent",
     "omniscient": "agents.omniscient:OmniscientAgent",
-    "guided": "agents.guided:GuidedSearchAgent",  # guided:policy=block-2p,worlds=50,weight=1
-    "block-2p-search": "agents.guided:block_2p_search",  # the tuned 2-player preset
+    "guided": "agents.guided:GuidedSearchAgent",  # guided:policy=block-2p,worlds=50,weight=2
+    "block-2p-search": "agents.guided:block_2p_search",  # the 2-player preset
     "rllib": "block_env.integrations.rllib:load_agent",  # rllib:path=RUN_OR_CHECKPOINT
 }
 

@@ -12,11 +12,12 @@ so a move the network finds very unlikely needs a clear gain in the solved deals
 played, and among moves the network likes, the solved deals decide. ``weight=0`` is PIMC
 (ties aside), a large weight the network's greedy move.
 
-``block-2p-search`` (``agents.make("block-2p-search")``) is the tuned preset for 2 players:
-the shipped ``block-2p`` network, 50 worlds and weight 2, chosen against ``block-2p`` on
-2,000 hands of duplicate deals (weights 1, 2, 3 and 100 worlds; seed 10,000,000), with a
-node budget that keeps every decision under 100 ms on one core (the README gives its
-figures on other deals and its decision times).
+``block-2p-search`` (``agents.make("block-2p-search")``) is the preset for 2 players: the
+shipped ``block-2p`` network, 50 worlds and weight 2, chosen against ``block-2p`` on 2,000
+hands of duplicate deals (weights 0.5 to 8, 50 and 100 worlds), with a node budget that
+keeps every decision under 100 ms on one core. On fresh deals it is level with both
+``block-2p`` and PIMC-100 (docs/ladder.md, "Search at play time"): a tool, not yet a
+stronger player.
 """
 
 from __future__ import annotations
