@@ -263,17 +263,19 @@ class PIMCAgent:
         if legal.size == 1:
             self.last_worlds = 0
             return int(legal[0])
-        know = read_observation(observation["observation"])
-        totals = self.action_totals(observation)
-        return best_action(
-            totals, self._config(know.num_players, know.partnership, know.max_pip).tiles
-        )
+        totals, config = self._totals(observation, legal)
+        return best_action(totals, config.tiles)
 
     def action_totals(self, observation: Mapping[str, np.ndarray]) -> dict[int, float]:
         """The solver's value of each legal action summed over the sampled worlds (divide by
         ``last_worlds`` for the mean): what ``act`` maximises, for agents that weigh it
         with other evidence. Draws worlds even when only one action is legal."""
-        legal = _legal_actions(observation)
+        return self._totals(observation, _legal_actions(observation))[0]
+
+    def _totals(
+        self, observation: Mapping[str, np.ndarray], legal: np.ndarray
+    ) -> tuple[dict[int, float], BlockConfig]:
+        """``action_totals`` and the game configuration the observation was read as."""
         self.last_worlds = 0
         know = read_observation(observation["observation"])
         config = self._config(know.num_players, know.partnership, know.max_pip)
@@ -298,7 +300,7 @@ class PIMCAgent:
             for a, v in values.items():
                 totals[a] += v
             self.last_worlds = i + 1
-        return totals
+        return totals, config
 
     def _spent(self, seconds: float, nodes: int) -> bool:
         """Has this decision used up its time or node budget?"""
