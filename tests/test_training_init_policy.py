@@ -14,7 +14,7 @@ sys.path.insert(0, str(ROOT))
 
 import train  # noqa: E402
 from agents.policy import CRITIC_PREFIXES, read_policy_file, save_policy  # noqa: E402
-from block_env.training.config import load_config  # noqa: E402
+from block_env.training.config import game_of, load_config  # noqa: E402
 from block_env.training.errors import ConfigError  # noqa: E402
 from block_env.training.init_policy import initial_weights  # noqa: E402
 from block_env.training.ppo import new_model  # noqa: E402
@@ -78,7 +78,7 @@ def test_a_shipped_name_is_accepted_for_its_game() -> None:
     [
         (["hidden=[64, 64]"], ["hidden: file (32, 32) vs run (64, 64)"]),
         (["num_players=3"], ["num_players: file 2 vs run 3"]),
-        (["activation=tanh", "obs_type=information_state"], ["activation", "obs_type"]),
+        (["activation=tanh", "obs_type=information_state"], ["activation: file"]),
         (["max_pip=4"], ["max_pip: file 6 vs run 4"]),
     ],
 )
@@ -91,6 +91,35 @@ def test_a_misfit_policy_is_refused_before_the_run_folder_is_made(
         train.train(cfg)
     assert all(name in str(info.value) for name in names), str(info.value)
     assert not run.exists()
+
+
+def test_a_plain_policy_starts_an_information_state_run_playing_exactly_as_before(
+    trained: Path,
+) -> None:
+    """The widened network gives the file's logits (and, from a checkpoint, its values)
+    whatever the history holds: the history columns start at zero."""
+    cfg = load_config(SMOKE, [f"init_policy={trained}", "obs_type=information_state"])
+    model = new_model(cfg, "cpu")
+    weights, with_critic = initial_weights(cfg, model)
+    assert with_critic
+    model.load_state_dict(weights, strict=True)
+    source = read_policy_file(trained).model
+    info = torch.rand(32, model.input_dim) * 3
+    plain = info[:, : source.obs_dim]
+    priv = torch.rand(32, 3 * 28)
+    torch.testing.assert_close(model.logits(info), source.logits(plain))
+    torch.testing.assert_close(model.value(info, priv), source.value(plain, priv))
+    columns = model.actor_body[0].weight[:, source.obs_dim :]
+    assert columns.shape[1] == model.summary_dim - source.obs_dim > 0
+    assert not columns.any()
+
+
+def test_an_information_state_policy_does_not_start_a_plain_run(tmp_path: Path) -> None:
+    cfg = load_config(SMOKE, ["obs_type=information_state"])
+    save_policy(tmp_path / "info.pt", new_model(cfg, "cpu"), game=game_of(cfg))
+    plain = load_config(SMOKE, [f"init_policy={tmp_path / 'info.pt'}"])
+    with pytest.raises(ConfigError, match="obs_type: file 'information_state' vs run"):
+        initial_weights(plain, new_model(plain, "cpu"))
 
 
 def test_a_missing_or_unreadable_file_is_refused(tmp_path: Path) -> None:

@@ -8,6 +8,10 @@ comes from the file; the critic too when the file holds one of the same shape (a
 checkpoint, or a policy file saved with its critic), otherwise the critic starts fresh (a
 shipped policy holds the actor only). Everything is checked before the run folder is made,
 so a misfit file stops the run with a ConfigError that names both sides and writes nothing.
+
+One widening is allowed: a plain-observation policy may start an ``obs_type=
+"information_state"`` run. The history summary's input columns start at zero, so the new
+network plays exactly as the file's did and training then learns what the history is worth.
 """
 
 from __future__ import annotations
@@ -30,8 +34,10 @@ def initial_weights(cfg: TrainConfig, model: ActorCritic) -> tuple[dict[str, tor
         raise ConfigError(f"config init_policy={cfg.init_policy!r}: {exc}") from None
     source = pf.model
     _check_fits(cfg, model, source, pf.game)
-    theirs = source.state_dict()
     mine = model.state_dict()
+    theirs = source.state_dict()
+    if source.obs_type != model.obs_type:  # observation -> information_state (_check_fits)
+        theirs = _widened(theirs, mine, at=source.obs_dim)
     actor = {k: v for k, v in theirs.items() if not k.startswith(CRITIC_PREFIXES)}
     critic = {k: v for k, v in theirs.items() if k.startswith(CRITIC_PREFIXES)}
     critic_fits = (
@@ -40,6 +46,24 @@ def initial_weights(cfg: TrainConfig, model: ActorCritic) -> tuple[dict[str, tor
         and all(v.shape == mine[k].shape for k, v in critic.items())
     )
     return ({**actor, **critic} if critic_fits else actor), critic_fits
+
+
+def _widened(
+    theirs: dict[str, torch.Tensor], mine: dict[str, torch.Tensor], at: int
+) -> dict[str, torch.Tensor]:
+    """``theirs`` (a plain-observation network) reshaped for ``mine`` (an information-state
+    one): each first layer gets zero columns for the history summary, inserted after the
+    ``at`` observation inputs (before a privileged critic's extra inputs), and the input
+    scale is ``mine``'s."""
+    out = dict(theirs)
+    out["in_scale"] = mine["in_scale"]
+    for key in ("actor_body.0.weight", "critic_body.0.weight"):
+        if key in theirs and key in mine:
+            old = theirs[key]
+            extra = mine[key].shape[1] - old.shape[1]
+            zeros = old.new_zeros(old.shape[0], extra)
+            out[key] = torch.cat([old[:, :at], zeros, old[:, at:]], dim=1)
+    return out
 
 
 def _check_fits(
@@ -62,6 +86,9 @@ def _check_fits(
         "activation": source.net.activation,
         "shared": source.net.shared,
     }
+    if source.obs_type == "observation" and model.obs_type == "information_state":
+        for key in ("obs_type", "history_slots"):  # widened by _widened
+            del wanted[key], got[key]
     if game is not None:
         wanted["num_players"], got["num_players"] = cfg.num_players, game.get("num_players")
         wanted["partnership"] = cfg.partnership
