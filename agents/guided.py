@@ -13,11 +13,11 @@ played, and among moves the network likes, the solved deals decide. ``weight=0``
 (ties aside), a large weight the network's greedy move.
 
 ``block-2p-search`` (``agents.make("block-2p-search")``) is the preset for 2 players: the
-shipped ``block-2p`` network, 50 worlds and weight 2, chosen against ``block-2p`` on 2,000
-hands of duplicate deals (weights 0.5 to 8, 50 and 100 worlds), with a node budget that
-keeps every decision under 100 ms on one core. On fresh deals it is level with both
-``block-2p`` and PIMC-100 (docs/ladder.md, "Search at play time"): a tool, not yet a
-stronger player.
+``block-2p-plain`` network (the plain-observation block-2p that shipped before the
+information-state one), 50 worlds and weight 2, chosen against that network on 2,000 hands
+of duplicate deals (weights 0.5 to 8, 50 and 100 worlds), with a node budget that keeps
+every decision under 100 ms on one core. On fresh deals it is level with both that network
+and PIMC-100 (docs/ladder.md, "Search at play time"): a tool, not yet a stronger player.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ __all__ = ["BLOCK_2P_SEARCH", "GuidedSearchAgent", "block_2p_search"]
 
 # The shipped preset: network, worlds, weight (points per nat of log-probability).
 BLOCK_2P_SEARCH: dict[str, Any] = {
-    "policy": "block-2p",
+    "policy": "block-2p-plain",  # the network it was tuned and measured with
     "worlds": 50,
     "weight": 2.0,
     "node_budget": 25_000,  # the opening lead (~1,300 nodes a world) stops near 19 worlds

@@ -56,7 +56,7 @@ def test_the_shipped_policy_acts_deterministically() -> None:
     loaded copies choose the same action on the same observations, every time."""
     first, second = agents.load("block-2p"), agents.load("block-2p")
     assert first.greedy and second.greedy
-    env = raw_env(episode="hand")
+    env = raw_env(episode="hand", obs_type=first.obs_type)
     env.reset(seed=5)
     steps = 0
     while not all(env.terminations.values()):

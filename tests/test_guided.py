@@ -47,7 +47,8 @@ def positions() -> list[dict]:
 
 @pytest.fixture(scope="module")
 def network() -> PolicyAgent:
-    return agents.load("block-2p")
+    """The preset's network, which reads the plain observation of these positions."""
+    return agents.load(BLOCK_2P_SEARCH["policy"])
 
 
 def test_score_is_pimc_mean_plus_weighted_log_probability(positions, network) -> None:
@@ -133,7 +134,8 @@ def test_preset_is_the_shipped_network_with_its_settings() -> None:
     assert isinstance(agent, GuidedSearchAgent)
     assert agent.pimc.worlds == BLOCK_2P_SEARCH["worlds"]
     assert agent.weight == BLOCK_2P_SEARCH["weight"]
-    assert agent.game == agents.load("block-2p").game
+    assert agent.game == agents.load("block-2p").game == agents.load("block-2p-plain").game
+    assert agent.obs_type == "observation"  # block-2p-plain, the network it was tuned with
     override = agents.make("block-2p-search", worlds=3)
     assert override.pimc.worlds == 3 and override.weight == BLOCK_2P_SEARCH["weight"]
 

@@ -35,7 +35,8 @@ GAME_3P = {
 # block-4p those runs fine-tuned against rules-heavy fields): re-saving a file's metadata must
 # not touch a weight.
 SHIPPED_WEIGHTS_SHA256 = {
-    "block-2p": "b01e75455457ab34b275b566ec7d8995a79e77acc5b1f2508f7af7efb157df06",
+    "block-2p": "2d4b77c2a8375600ec9f5e7cdddf9138bcb5917ccb4de3aaa67dfff552a4ff78",
+    "block-2p-plain": "b01e75455457ab34b275b566ec7d8995a79e77acc5b1f2508f7af7efb157df06",
     "block-3p": "14e8c56f1362608383b0fa09a8f9bc162ef081b8beabc47f105663b957b52989",
     "block-4p": "91dce451d0057cb8865b1a8202a7daa3f5b3e1c273a94d35ba54ac10795fa205",
 }
@@ -128,9 +129,10 @@ def test_malformed_stored_game_is_refused(tmp_path: Path) -> None:
     assert str(path) in str(err.value)
 
 
-@pytest.mark.parametrize("players", [2, 3, 4])
-def test_shipped_policies_carry_their_game_and_unchanged_weights(players: int) -> None:
-    name = f"block-{players}p"
+@pytest.mark.parametrize(
+    ("name", "players"), [("block-2p", 2), ("block-2p-plain", 2), ("block-3p", 3), ("block-4p", 4)]
+)
+def test_shipped_policies_carry_their_game_and_unchanged_weights(name: str, players: int) -> None:
     agent = agents.load(name)
     assert agent.game == {
         "num_players": players,
