@@ -31,9 +31,9 @@ GAME_3P = {
 }
 
 # sha256 of the shipped weight tensors (name, dtype, shape, bytes; sorted by name), computed
-# from the files as shipped (2026-12-01: block-2p the rule-bot-taught run, block-3p and
-# block-4p those runs fine-tuned against rules-heavy fields): re-saving a file's metadata must
-# not touch a weight.
+# from the files as shipped (2026-12-01: block-2p-plain the rule-bot-taught 2p run, block-2p
+# that run widened to the information state and fine-tuned, block-3p and block-4p their runs
+# fine-tuned against rules-heavy fields): re-saving a file's metadata must not touch a weight.
 SHIPPED_WEIGHTS_SHA256 = {
     "block-2p": "2d4b77c2a8375600ec9f5e7cdddf9138bcb5917ccb4de3aaa67dfff552a4ff78",
     "block-2p-plain": "b01e75455457ab34b275b566ec7d8995a79e77acc5b1f2508f7af7efb157df06",
