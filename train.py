@@ -20,19 +20,28 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from block_env.training.config import TrainConfig, load_config
-from block_env.training.errors import Interrupted, TrainError
+from block_env.training import distributed
+from block_env.training.config import RESUMABLE, TrainConfig, load_config, run_dir_of
+from block_env.training.errors import ConfigError, Interrupted, TrainError
 
 
-def train(cfg: TrainConfig, resume: str | bool | None = None, force: bool = False) -> dict:
-    """Run the engine ``cfg.algo`` names; returns its final summary (also written to disk)."""
+def train(
+    cfg: TrainConfig, resume: str | bool | None = None, force: bool = False, ranks: Any = None
+) -> dict:
+    """Run the engine ``cfg.algo`` names; returns its final summary (also written to disk).
+    ``ranks``: this process's place in a data-parallel run (algo=ppo only)."""
     engine: Any
     if cfg.algo == "ppo":
-        from block_env.training.ppo import train_ppo as engine
-    elif cfg.algo == "sb3":
+        from block_env.training.ppo import train_ppo
+
+        return train_ppo(cfg, resume=resume, force=force, ranks=ranks)
+    if ranks is not None and ranks.many:
+        raise ConfigError(f"algo={cfg.algo} runs in one process: use algo=ppo on several ranks")
+    if cfg.algo == "sb3":
         from block_env.training.sb3 import train_sb3 as engine
     elif cfg.algo == "rllib":
         from block_env.training.rllib import train_rllib as engine
@@ -63,10 +72,22 @@ def main(argv: list[str] | None = None) -> int:
         path = None
     if args.checkpoint is not None and not args.resume:
         parser.error("--checkpoint goes with --resume")
+    resume = (args.checkpoint or True) if args.resume else None
+    if distributed.launched():  # one rank of torchrun, of nproc=N or of Ray
+        return run_rank(path, overrides, resume, args.force, argv)
     try:
         cfg = load_config(path, overrides)
-        resume = (args.checkpoint or True) if args.resume else None
-        train(cfg, resume=resume, force=args.force)
+        if cfg.nproc > 1:
+            from block_env.training.launch import launch_local
+
+            given = list(sys.argv[1:] if argv is None else argv)
+            return launch_local(cfg.nproc, cfg.threads, Path(__file__).resolve(), given)
+        if cfg.ray_workers > 0:
+            from block_env.training.ray_train import train_on_ray
+
+            train_on_ray(cfg, resume=resume, force=args.force)
+        else:
+            train(cfg, resume=resume, force=args.force)
     except Interrupted as exc:
         how = "" if exc.checkpoint is None else f"; resume with: {resume_command(argv)}"
         print(f"train.py: {exc}{how}", file=sys.stderr)
@@ -78,6 +99,57 @@ def main(argv: list[str] | None = None) -> int:
         print("train.py: interrupted", file=sys.stderr)
         return 130
     return 0
+
+
+def run_rank(
+    path: str | None,
+    overrides: list[str],
+    resume: str | bool | None,
+    force: bool,
+    argv: list[str] | None,
+) -> int:
+    """One rank of a data-parallel run: join the others, check that every rank was given
+    the same config, train. Every rank stops with the same exit status; only rank 0
+    prints (a failure on another rank reaches it with that rank's number). A rank that
+    torchrun restarted after a failure continues the run from its latest checkpoint, even
+    when the command line says --force."""
+    cfg, error = None, None
+    try:
+        cfg = load_config(path, overrides)
+    except TrainError as exc:
+        error = exc
+    timeout = cfg.dist_timeout_s if cfg is not None else distributed.DEFAULT_TIMEOUT_S
+    ranks = distributed.Ranks.from_environment(timeout)
+    try:
+        ranks.agree(error)
+        ranks.check_same_config(asdict(cfg), RESUMABLE)
+        if distributed.restarted():
+            latest = run_dir_of(cfg) / "checkpoints" / "latest.pt"
+            resume, force = (True, False) if latest.exists() else (None, True)
+        train(cfg, resume=resume, force=force, ranks=ranks)
+    except Interrupted as exc:
+        if ranks.main:
+            print(f"train.py: {exc}; resume with: {rank_resume_command(argv)}", file=sys.stderr)
+        return exc.exit_status
+    except TrainError as exc:
+        if ranks.main:
+            print(f"train.py: error: {exc}", file=sys.stderr)
+        return exc.exit_status
+    except KeyboardInterrupt:
+        return 130
+    finally:
+        ranks.close()
+    return 0
+
+
+def rank_resume_command(argv: list[str] | None) -> str:
+    """How to continue a stopped multi-rank run: the same launcher and arguments."""
+    from block_env.training.launch import started_by_nproc
+
+    command = resume_command(argv)
+    if started_by_nproc():
+        return command
+    return "torchrun <the same options> " + command.split(" ", 1)[1]
 
 
 def resume_command(argv: list[str] | None) -> str:

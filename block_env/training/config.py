@@ -34,7 +34,13 @@ class TrainConfig:
     algo: str = "ppo"  # "ppo" (batched-engine self-play), "sb3" (MaskablePPO), "rllib"
     seed: int = 0
     device: str = "auto"  # auto = cuda when available, else cpu
-    threads: int = 1  # torch CPU threads
+    threads: int = 1  # torch CPU threads (per rank)
+    # data-parallel PPO (algo=ppo): ``nproc`` local ranks started by ``python train.py``
+    # itself (torchrun's launcher; ignored when torchrun or Ray starts the ranks), each with
+    # its share of num_envs and minibatch_size (both global) and ``threads`` threads
+    nproc: int = 1
+    ray_workers: int = 0  # > 0: that many ranks under Ray Train (needs the rllib extra)
+    dist_timeout_s: float = 600.0  # longest wait for the other ranks before the run stops
     # game
     num_players: int = 2
     partnership: bool = False
@@ -136,6 +142,9 @@ RESUMABLE = {
     "tensorboard",
     "device",
     "threads",
+    "nproc",  # launcher settings: the world size itself is checked against the checkpoint
+    "ray_workers",
+    "dist_timeout_s",
 }
 
 
@@ -253,6 +262,28 @@ def validate(cfg: TrainConfig) -> TrainConfig:
         need(getattr(cfg, key) >= 0, key, "use an int >= 0")
     need(0 <= cfg.rllib_self_play <= 1, "rllib_self_play", "use a number in [0, 1]")
     need(cfg.minibatch_size >= 2, "minibatch_size", "use at least 2 (advantages are normalised)")
+    need(cfg.nproc >= 1, "nproc", "use a positive int (local ranks)")
+    need(cfg.ray_workers >= 0, "ray_workers", "use 0 (no Ray) or a positive int")
+    need(cfg.dist_timeout_s > 0, "dist_timeout_s", "use a positive number of seconds")
+    need(
+        cfg.nproc == 1 or cfg.ray_workers == 0,
+        "ray_workers",
+        "use either nproc (local ranks) or ray_workers (Ray Train ranks), not both",
+    )
+    ranks = max(cfg.nproc, cfg.ray_workers)
+    need(
+        ranks == 1 or cfg.algo == "ppo",
+        "nproc" if cfg.nproc > 1 else "ray_workers",
+        f"only algo=ppo trains on several ranks; algo={cfg.algo} runs in one process",
+    )
+    for key in ("num_envs", "minibatch_size"):
+        need(
+            getattr(cfg, key) % ranks == 0
+            and (key == "num_envs" or cfg.minibatch_size >= 2 * ranks),
+            key,
+            f"it is global and split evenly across the {ranks} ranks: use a multiple of {ranks}"
+            + (" (at least 2 per rank)" if key == "minibatch_size" else ""),
+        )
     if cfg.algo == "ppo":
         rollout = cfg.num_envs * cfg.rollout_steps
         need(

@@ -53,3 +53,17 @@ class Interrupted(TrainError):
         self.signame, self.update, self.checkpoint = signame, update, checkpoint
         saved = f"checkpoint {checkpoint} saved" if checkpoint else "nothing saved"
         super().__init__(f"stopped by {signame} at update {update}: {saved}")
+
+
+class PeerLost(TrainError):
+    """Another rank died, or a collective waited past the timeout (exit status 1)."""
+
+    exit_status = 1
+
+
+class RankFailed(TrainError):
+    """A user-caused error on some rank, as every rank sees it (the original's exit status)."""
+
+    def __init__(self, message: str, exit_status: int) -> None:
+        super().__init__(message)
+        self.exit_status = exit_status

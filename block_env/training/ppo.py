@@ -45,6 +45,7 @@ default) that would make the result depend on the machine's speed.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import time
@@ -75,8 +76,15 @@ from block_env.training.config import (
     set_of,
     teacher_of,
 )
+from block_env.training.distributed import Ranks, rank_seed, split_config
 from block_env.training.envstate import env_state, load_env_state
-from block_env.training.errors import BadCheckpoint, ConfigError, Diverged, Interrupted
+from block_env.training.errors import (
+    BadCheckpoint,
+    ConfigError,
+    Diverged,
+    Interrupted,
+    TrainError,
+)
 from block_env.training.init_policy import initial_weights
 from block_env.training.results import evaluate_against, finish
 from block_env.training.runs import (
@@ -174,14 +182,25 @@ class Batch:
 class Collector:
     """Runs the batched games and records the learner's decisions (see module docstring)."""
 
-    def __init__(self, cfg: TrainConfig, model: Any, device: Any, rng: np.random.Generator):
+    def __init__(
+        self,
+        cfg: TrainConfig,
+        model: Any,
+        device: Any,
+        rng: np.random.Generator,
+        num_envs: int | None = None,
+        seed: int | None = None,
+    ):
+        """``num_envs`` games (this rank's share; the config's by default), sampling seeded
+        by ``seed`` (the config's by default)."""
         self.cfg = cfg
+        self.num_envs = cfg.num_envs if num_envs is None else num_envs
         self.model = model
         self.device = device
         self.rng = rng
         n = cfg.num_players
         self.n = n
-        self.env = BatchedEnv(cfg.num_envs, auto_pass=True, obs_type=cfg.obs_type, **game_of(cfg))
+        self.env = BatchedEnv(self.num_envs, auto_pass=True, obs_type=cfg.obs_type, **game_of(cfg))
         self.plain_dim = model.obs_dim  # the plain observation's length
         self.history = cfg.obs_type == "information_state"
         kinds = [k for k in OPPONENT_KINDS if cfg.opponents.get(k, 0) > 0]
@@ -190,8 +209,8 @@ class Collector:
         self.weights = w / w.sum()
         self.opponents = Opponents(kinds, rng, greedy_key(self.env.config.tiles.pips))
         self.generator = torch.Generator(device="cpu")
-        self.generator.manual_seed(cfg.seed)
-        B = cfg.num_envs
+        self.generator.manual_seed(cfg.seed if seed is None else seed)
+        B = self.num_envs
         self.kind = np.zeros(B, dtype=np.int64)
         self.learn = np.zeros((B, n), dtype=bool)
         self.episodes = np.zeros(B, dtype=np.int64)
@@ -203,7 +222,7 @@ class Collector:
 
     def reset(self, seed: int) -> None:
         self.obs, self.mask, self.seat = self.env.reset(seed=seed)
-        self._assign(np.arange(self.cfg.num_envs))
+        self._assign(np.arange(self.num_envs))
 
     def state_dict(self) -> dict[str, Any]:
         """Everything the next rollouts depend on (the shared numpy generator aside): the
@@ -273,7 +292,7 @@ class Collector:
         return act
 
     def collect(self) -> Batch:
-        cfg, n, B, T = self.cfg, self.n, self.cfg.num_envs, self.cfg.rollout_steps
+        cfg, n, B, T = self.cfg, self.n, self.num_envs, self.cfg.rollout_steps
         obs_b = np.zeros((T, B, self.model.summary_dim), dtype=np.float32)
         mask_b = np.zeros((T, B, self.mask.shape[1]), dtype=np.int8)
         act_b = np.zeros((T, B), dtype=np.int64)
@@ -422,14 +441,27 @@ def ppo_update(
     device: Any,
     generator: Any,
     teacher_coef: float = 0.0,
+    ranks: Ranks | None = None,
+    minibatch_size: int | None = None,
 ) -> dict[str, float]:
     """Clipped PPO epochs over the batch; returns mean losses and diagnostics. With
     ``teacher_coef`` > 0 the loss adds that times the cross-entropy of the teacher's moves
     (kickstarting). Diverged when a loss or gradient norm is not finite (raised before that
-    step changes any weight)."""
+    step changes any weight).
+
+    With several ``ranks`` each rank passes its own batch and its share of the minibatch
+    (``minibatch_size``): every rank takes the same number of minibatches (as many as the
+    rank with the fewest decisions has), the gradients are averaged before each step, and
+    the returned figures are the means over the ranks."""
+    ranks = ranks or Ranks.single()
     N = len(batch.actions)
-    if N < 2:  # nothing to normalise advantages over: skip this update
+    (fewest,) = ranks.flags(-N, what="the decision count")
+    n_min = int(-fewest)  # the fewest decisions of any rank (N itself on one rank)
+    if n_min < 2:  # nothing to normalise advantages over: skip this update
         return {}
+    clock = time.perf_counter
+    times = dict.fromkeys(("time_forward", "time_backward", "time_allreduce", "time_step"), 0.0)
+    params = [p for p in model.parameters()]
     t = {
         "obs": torch.from_numpy(batch.obs).to(device),
         "priv": torch.from_numpy(batch.priv).to(device),
@@ -444,11 +476,12 @@ def ppo_update(
     if teaching:
         t["teacher"] = torch.from_numpy(batch.teacher).to(device)
         stats["teacher_ce"] = []
-    mb = min(cfg.minibatch_size, N)
+    mb = min(cfg.minibatch_size if minibatch_size is None else minibatch_size, n_min)
     for _ in range(cfg.epochs):
         perm = torch.randperm(N, generator=generator).to(device)
         kls = []
-        for start in range(0, N - mb + 1, mb):
+        for start in range(0, n_min - mb + 1, mb):
+            t0 = clock()
             i = perm[start : start + mb]
             priv = t["priv"][i] if model.net.privileged_critic else None
             logits, value = model(t["obs"][i], priv)
@@ -465,17 +498,37 @@ def ppo_update(
                 teacher_ce = -logp_all.gather(1, t["teacher"][i][:, None]).mean()
                 loss = loss + teacher_coef * teacher_ce
                 stats["teacher_ce"].append(teacher_ce.item())
+            bad = None
             if not torch.isfinite(loss):
-                raise Diverged(
+                bad = Diverged(
                     f"the PPO loss is {loss.item()} (pg {pg.item()}, vf {vf.item()}, "
                     f"entropy {ent.item()})"
                 )
+                if not ranks.many:
+                    raise bad
+            t1 = clock()
             optimizer.zero_grad()
-            loss.backward()
-            norm = torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.max_grad_norm)
+            if bad is None:
+                loss.backward()
+            t2 = clock()
+            if ranks.many:
+                unused = [p.grad is None for p in params]
+                for p in params:
+                    if p.grad is None:
+                        p.grad = torch.zeros_like(p)
+                if ranks.average_gradients(params, failed=bad is not None):
+                    ranks.agree(bad)  # raises on every rank, with the failing rank's message
+                for p, none in zip(params, unused):
+                    if none:
+                        p.grad = None
+            t3 = clock()
+            norm = torch.nn.utils.clip_grad_norm_(params, cfg.max_grad_norm)
             if not torch.isfinite(norm):
                 raise Diverged(f"the gradient norm is {norm.item()}")
             optimizer.step()
+            t4 = clock()
+            for key, span in zip(times, (t1 - t0, t2 - t1, t3 - t2, t4 - t3)):
+                times[key] += span
             with torch.no_grad():
                 kl = ((ratio - 1) - (new - t["logp"][i])).mean().item()
                 clipfrac = ((ratio - 1).abs() > cfg.clip).float().mean().item()
@@ -488,14 +541,15 @@ def ppo_update(
                 ("clipfrac", clipfrac),
             ):
                 stats[k].append(v)
-        if cfg.target_kl and np.mean(kls) > cfg.target_kl:
+        if cfg.target_kl and ranks.mean([float(np.mean(kls))])[0] > cfg.target_kl:
             break
     out = {k: float(np.mean(v)) for k, v in stats.items() if v}
     var = float(np.var(batch.returns))
     out["explained_var"] = (
         float(1 - np.var(batch.returns - batch.values) / var) if var > 0 else float("nan")
     )
-    return out
+    out = dict(zip(out, ranks.mean(list(out.values()))))
+    return {**out, **times}
 
 
 # ============================================================================ training
@@ -509,19 +563,47 @@ def teacher_weight(cfg: TrainConfig, env_steps: int) -> float:
     return cfg.teacher_coef * max(0.0, 1.0 - env_steps / cfg.teacher_steps)
 
 
-def train_ppo(cfg: TrainConfig, resume: str | bool | None = None, force: bool = False) -> dict:
+def train_ppo(
+    cfg: TrainConfig,
+    resume: str | bool | None = None,
+    force: bool = False,
+    ranks: Ranks | None = None,
+) -> dict:
     """Self-play PPO as configured; returns the final evaluation (also written to disk).
-    ``resume``: True for the run folder's latest checkpoint, or a checkpoint path."""
+    ``resume``: True for the run folder's latest checkpoint, or a checkpoint path.
+    ``ranks``: this process's place in a data-parallel run (``distributed.Ranks``; one
+    process by default): ``num_envs`` and ``minibatch_size`` are split across the ranks,
+    rank 0 alone opens the run folder, and every rank returns rank 0's summary or, on the
+    other ranks, an empty dict."""
+    ranks = ranks or Ranks.single()
     torch.set_num_threads(cfg.threads)
     device = resolve_device(cfg.device)
-    init = None  # checked before the run folder is made; a resumed run has its own weights
-    if cfg.init_policy and not resume:
-        init = initial_weights(cfg, new_model(cfg, "cpu"))
-    run, state = open_run(cfg, resume, force)
+    if ranks.many and device == "cuda":
+        device = f"cuda:{ranks.local_rank}"  # one GPU per rank of a node
+    split_config(cfg, ranks.world_size)  # the same ConfigError on every rank
+    run, state, init, error = None, None, None, None
+    if ranks.main:
+        try:  # checked before the run folder is made; a resumed run has its own weights
+            if cfg.init_policy and not resume:
+                init = initial_weights(cfg, new_model(cfg, "cpu"))
+            run, state = open_run(cfg, resume, force)
+            saved_world = ranks.world_size if state is None else int(state.get("world_size", 1))
+            if saved_world != ranks.world_size:
+                close_run(run)
+                raise BadCheckpoint(
+                    f"checkpoint {state['source']} was written by a run on {saved_world} "
+                    f"rank(s); resume it on {saved_world} (nproc={saved_world}, or torchrun "
+                    f"with {saved_world} processes in all), not {ranks.world_size}"
+                )
+        except TrainError as exc:
+            error = exc
+    ranks.agree(error)
+    state, init = ranks.broadcast((state, init))
     try:
-        return _train(cfg, run, state, device, init)
+        return _train(cfg, run, state, device, init, ranks)
     finally:
-        close_run(run)
+        if run is not None:
+            close_run(run)
 
 
 def new_model(cfg: TrainConfig, device: str) -> ActorCritic:
@@ -568,33 +650,39 @@ def weights_finite(model: Any) -> bool:
 
 def _train(
     cfg: TrainConfig,
-    run: RunFolder,
+    run: RunFolder | None,
     state: dict | None,
     device: str,
     init: tuple[dict[str, torch.Tensor], bool] | None = None,
+    ranks: Ranks | None = None,
 ) -> dict:
-    torch.manual_seed(cfg.seed)
-    rng = np.random.default_rng(cfg.seed)  # opponents, learner seats, snapshot draws
+    ranks = ranks or Ranks.single()
+    main = ranks.main  # rank 0: the run folder, evaluations, logs and messages
+    local_envs, local_minibatch = split_config(cfg, ranks.world_size)
+    seed = rank_seed(cfg.seed, ranks.rank)  # this rank's games and random streams
+    torch.manual_seed(cfg.seed)  # the same initial weights on every rank
+    rng = np.random.default_rng(seed)  # opponents, learner seats, snapshot draws
     model = new_model(cfg, device)
     if state is None and init is not None:
         weights, with_critic = init
         model.load_state_dict(weights, strict=with_critic)
-        print(
-            f"starting from {cfg.init_policy}: actor"
-            + (" and critic" if with_critic else " (the critic starts fresh)"),
-            flush=True,
-        )
+        if main:
+            print(
+                f"starting from {cfg.init_policy}: actor"
+                + (" and critic" if with_critic else " (the critic starts fresh)"),
+                flush=True,
+            )
     optimizer = torch.optim.Adam(model.parameters(), lr=cfg.lr, eps=1e-5)
     snap_model = new_model(cfg, device)
     snap_model.eval()
-    collector = Collector(cfg, model, device, rng)
-    shuffle_gen = torch.Generator().manual_seed(cfg.seed + 1)  # minibatch order
+    collector = Collector(cfg, model, device, rng, num_envs=local_envs, seed=seed)
+    shuffle_gen = torch.Generator().manual_seed(seed + 1)  # minibatch order
     update, env_steps, wall0, history = 0, 0, 0.0, []
     pool: list[dict[str, Any]] = []  # past weights, the "snapshot" opponents
     best: dict[str, Any] = {"score": -math.inf, "weights": None, "update": 0}
     owes_eval = False  # a stop came during this update's periodic evaluation
     if state is None:
-        collector.reset(seed=cfg.seed)
+        collector.reset(seed=seed)
     else:  # continue exactly where the checkpoint was taken (see checkpoint() below)
         model.load_state_dict(state["policy"]["weights"])
         optimizer.load_state_dict(state["optimizer"])
@@ -607,30 +695,47 @@ def _train(
             "update": state["best_update"],
         }
         try:
+            mine = state if ranks.rank == 0 else state["ranks"][ranks.rank - 1]
             owes_eval = bool(state["owes_eval"])
-            rng.bit_generator.state = state["rng"]["numpy"]
-            torch.set_rng_state(state["rng"]["torch"])
-            shuffle_gen.set_state(state["rng"]["shuffle"])
-            collector.load_state_dict(state["collector"])
+            rng.bit_generator.state = mine["rng"]["numpy"]
+            torch.set_rng_state(mine["rng"]["torch"])
+            shuffle_gen.set_state(mine["rng"]["shuffle"])
+            collector.load_state_dict(mine["collector"])
         except (KeyError, TypeError, ValueError, RuntimeError) as exc:
             raise BadCheckpoint(
                 f"checkpoint {state['source']}: its saved training state does not fit this "
                 f"version of block-env "
                 f"({type(exc).__name__}: {exc})"
             ) from None
-    steps_per_update = cfg.num_envs * cfg.rollout_steps
+    ranks.check_replicas(model, update)
+    steps_per_update = cfg.num_envs * cfg.rollout_steps  # all ranks together
     total_updates = max(1, math.ceil(cfg.total_steps / steps_per_update))
-    nashconv = nashconv_probe(cfg)  # None unless nashconv_every > 0
+    nashconv = nashconv_probe(cfg) if main else None  # None unless nashconv_every > 0
     writer = None
-    if cfg.tensorboard:  # a resumed run drops the events logged after its checkpoint
+    if cfg.tensorboard and main:  # a resumed run drops the events logged after its checkpoint
         writer = tensorboard_of(run.path, purge_step=env_steps + 1 if state else None)
-    bar = bar_of(cfg, env_steps)
+    bar = bar_of(cfg, env_steps) if main else None
     start = time.perf_counter() - wall0
     signals = StopSignals()
+    # With several ranks a signal never cuts an evaluation short (rank 0 alone evaluates,
+    # and every rank must stop at the same point): it is acted on before the next update.
+    at_once = signals.at_once if not ranks.many else contextlib.nullcontext
 
     def checkpoint() -> None:
         if not weights_finite(model):  # never replace a good checkpoint with a bad one
             raise Diverged(f"update {update}: the weights are not finite")
+        mine = {
+            "rng": {
+                "numpy": rng.bit_generator.state,
+                "torch": torch.get_rng_state(),
+                "shuffle": shuffle_gen.get_state(),
+            },
+            "collector": collector.state_dict(),
+        }
+        parts = ranks.gather(mine)  # every rank's games and random state, on rank 0
+        if not main:
+            return
+        extra = {"world_size": ranks.world_size, "ranks": parts[1:]} if ranks.many else {}
         save_checkpoint(
             run.latest,
             {
@@ -648,18 +753,18 @@ def _train(
                 "best_weights": best["weights"],
                 "best_update": best["update"],
                 "owes_eval": owes_eval,
-                "rng": {
-                    "numpy": rng.bit_generator.state,
-                    "torch": torch.get_rng_state(),
-                    "shuffle": shuffle_gen.get_state(),
-                },
-                "collector": collector.state_dict(),
+                **mine,
+                **extra,
             },
         )
 
     def periodic_eval() -> None:
-        """Greedy policy vs the baselines; a stop signal interrupts it at once."""
-        with signals.at_once():
+        """Greedy policy vs the baselines (rank 0); a stop signal interrupts it at once
+        when there is one rank."""
+        if not main:
+            return
+        t0 = time.perf_counter()
+        with at_once():
             res = evaluate_against(model, cfg, cfg.eval_opponents, cfg.eval_hands, seed=10_000)
         entry = {
             "update": update,
@@ -687,7 +792,10 @@ def _train(
                 writer.add_scalar(f"eval/hand_win_{k}", v["hand_win"], env_steps)
         if bar is not None:
             bar.set_postfix({k: f"{v['margin']:+.2f}" for k, v in res.items()})
+        timings["time_eval"] += time.perf_counter() - t0
 
+    timings = {"time_eval": 0.0}
+    finishing = False
     try:
         with signals:
             try:
@@ -695,10 +803,12 @@ def _train(
                     periodic_eval()
                     owes_eval = False
                 while update < total_updates:
-                    if signals.requested:  # SIGINT/SIGTERM during the last update
-                        raise StopRequested(signals.requested)
                     elapsed = time.perf_counter() - start
-                    if cfg.time_limit_min and elapsed > cfg.time_limit_min * 60:
+                    late = bool(cfg.time_limit_min and elapsed > cfg.time_limit_min * 60)
+                    stop, late = ranks.flags(bool(signals.requested), late, what="a stop check")
+                    if stop:  # SIGINT/SIGTERM during the last update, on any rank
+                        raise StopRequested(signals.requested or "a signal to another rank")
+                    if late:
                         say(
                             bar,
                             f"time limit of {cfg.time_limit_min} min reached at update {update}",
@@ -713,11 +823,28 @@ def _train(
                     try:
                         coef = teacher_weight(cfg, env_steps)
                         collector.teaching = coef > 0
-                        batch = collector.collect()
+                        t0 = time.perf_counter()
+                        failure = None
+                        try:
+                            batch = collector.collect()
+                        except Diverged as exc:
+                            failure = exc
+                        ranks.agree(failure)  # a rollout that failed on any rank stops all
+                        t1 = time.perf_counter()
                         model.train()
                         stats = ppo_update(
-                            model, optimizer, batch, cfg, device, shuffle_gen, teacher_coef=coef
+                            model,
+                            optimizer,
+                            batch,
+                            cfg,
+                            device,
+                            shuffle_gen,
+                            teacher_coef=coef,
+                            ranks=ranks,
+                            minibatch_size=local_minibatch,
                         )
+                        stats["time_rollout"] = t1 - t0
+                        stats["time_update"] = time.perf_counter() - t1
                         if coef > 0:
                             stats["teacher_coef"] = coef
                         if not weights_finite(model):
@@ -725,7 +852,7 @@ def _train(
                     except Diverged as exc:
                         kept = (
                             f"the last good checkpoint ({run.latest}) is kept"
-                            if run.latest.exists()
+                            if run is not None and run.latest.exists()
                             else "no checkpoint had been written yet"
                         )
                         raise Diverged(
@@ -735,6 +862,7 @@ def _train(
                     model.eval()
                     update += 1
                     env_steps += steps_per_update
+                    ranks.check_replicas(model, update)
                     if bar is not None:
                         bar.update(steps_per_update)
                     if update % cfg.snapshot_every == 0:
@@ -742,19 +870,26 @@ def _train(
                             {k: v.detach().cpu().clone() for k, v in model.state_dict().items()}
                         )
                         pool = pool[-cfg.pool_size :]
+                    decisions, hands, points = ranks.total(
+                        [len(batch.actions), batch.hands, batch.reward_sum]
+                    )
                     record = {
                         "update": update,
                         "env_steps": env_steps,
+                        "world_size": ranks.world_size,
                         "wall": time.perf_counter() - start,
-                        "decisions": len(batch.actions),
-                        "points_per_hand": batch.reward_sum / max(batch.hands, 1),
+                        "decisions": int(decisions),
+                        "points_per_hand": points / max(hands, 1),
                         **stats,
+                        **timings,
                     }
+                    timings["time_eval"] = 0.0
                     if nashconv is not None and (
                         update % cfg.nashconv_every == 0 or update == total_updates
                     ):
                         record["nash_conv"] = nashconv(model)
-                    run.append_log(record)
+                    if main:
+                        run.append_log(record)
                     if writer is not None:
                         for k, v in record.items():
                             if k not in ("update", "env_steps"):
@@ -770,17 +905,21 @@ def _train(
                     periodic_eval()
                     owes_eval = False
                 checkpoint()
+                if not main:
+                    return {}
                 if bar is not None:
                     bar.close()
                     bar = None
+                finishing = True  # the other ranks are done: no collective from here on
                 with signals.at_once():
                     return finish(cfg, model, best, history, run.path, time.perf_counter() - start)
             except StopRequested as stop:
                 if bar is not None:
                     bar.close()
                     bar = None
-                checkpoint()
-                raise Interrupted(str(stop), update, run.latest) from None
+                if not (finishing and ranks.many):  # that checkpoint was written already
+                    checkpoint()
+                raise Interrupted(str(stop), update, run.latest if main else None) from None
     finally:
         if bar is not None:
             bar.close()

@@ -1,0 +1,64 @@
+"""Starting the ranks of a data-parallel run from ``python train.py ... nproc=N``.
+
+The same launcher ``torchrun --standalone --nproc-per-node=N`` uses
+(``torch.distributed.launcher.api.elastic_launch``): N copies of ``train.py`` with the same
+arguments, each told its rank by the launcher's environment variables, meeting on a free
+local port. A user never needs to learn torchrun to use every core of one machine; torchrun
+itself stays the way to span several machines or to restart failed ranks.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import sys
+import uuid
+from pathlib import Path
+
+LAUNCHER_VARIABLE = "BLOCK_ENV_LAUNCHER"  # "nproc" in the ranks this module starts
+
+
+def started_by_nproc() -> bool:
+    """Whether this rank was started by ``launch_local`` (not by torchrun or Ray)."""
+    return os.environ.get(LAUNCHER_VARIABLE) == "nproc"
+
+
+def launch_local(nproc: int, threads: int, script: Path, args: list[str]) -> int:
+    """Run ``script args`` as ``nproc`` local ranks; returns the exit status (rank 0's when
+    it failed, else the first failing rank's; 130 after Ctrl-C/SIGTERM)."""
+    from torch.distributed.elastic.multiprocessing.api import SignalException
+    from torch.distributed.elastic.multiprocessing.errors import ChildFailedError
+    from torch.distributed.launcher.api import LaunchConfig, elastic_launch
+
+    # the ranks say what went wrong themselves; the launcher's own log lines would repeat it
+    logging.getLogger("torch.distributed.elastic").setLevel(logging.CRITICAL)
+    os.environ[LAUNCHER_VARIABLE] = "nproc"
+    os.environ.setdefault("OMP_NUM_THREADS", str(threads))  # no rank takes every core
+    config = LaunchConfig(
+        min_nodes=1,
+        max_nodes=1,
+        nproc_per_node=nproc,
+        run_id=f"block-env-{uuid.uuid4().hex[:8]}",
+        rdzv_backend="c10d",
+        rdzv_endpoint="localhost:0",  # a free port, as torchrun --standalone
+        max_restarts=0,
+        monitor_interval=0.1,
+    )
+    try:
+        elastic_launch(config, entrypoint=sys.executable)("-u", str(script), *args)
+    except ChildFailedError as exc:
+        failures = exc.failures
+        first = failures.get(0) or failures[min(failures)]
+        code = first.exitcode
+        if code < 0:  # killed by a signal: the rank could not say why itself
+            name = (
+                signal.Signals(-code).name if -code in signal.Signals._value2member_map_ else -code
+            )
+            rank = next(r for r, f in failures.items() if f is first)
+            print(f"train.py: rank {rank} was killed by {name}", file=sys.stderr)
+            return 128 - code
+        return code
+    except SignalException:  # Ctrl-C or SIGTERM to the launcher: the ranks saved and stopped
+        return 130
+    return 0
