@@ -98,7 +98,25 @@ class Ranks:
         owns = False
         if not dist.is_initialized():
             backend = "cpu:gloo,cuda:nccl" if torch.cuda.is_available() else "gloo"
-            dist.init_process_group(backend, timeout=timedelta(seconds=timeout_s))
+            timeout = timedelta(seconds=timeout_s)
+            if os.environ.get("TORCHELASTIC_USE_AGENT_STORE") == "True":
+                # torchrun's store outlives a restart: keys of this attempt of their own, or
+                # a restarted rank can read a dead rank's address and fail to connect
+                rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
+                base = dist.TCPStore(
+                    os.environ["MASTER_ADDR"],
+                    int(os.environ["MASTER_PORT"]),
+                    world,
+                    is_master=False,
+                    timeout=timeout,
+                )
+                attempt = os.environ.get("TORCHELASTIC_RESTART_COUNT", "0")
+                store = dist.PrefixStore(f"block-env/attempt_{attempt}", base)
+                dist.init_process_group(
+                    backend, store=store, rank=rank, world_size=world, timeout=timeout
+                )
+            else:
+                dist.init_process_group(backend, timeout=timeout)
             owns = True
         local = int(os.environ.get("LOCAL_RANK", "0") or 0)
         return cls(dist.get_rank(), dist.get_world_size(), local, timeout_s, owns)

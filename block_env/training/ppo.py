@@ -568,13 +568,15 @@ def train_ppo(
     resume: str | bool | None = None,
     force: bool = False,
     ranks: Ranks | None = None,
+    opened: tuple[RunFolder, dict | None, Any] | None = None,
 ) -> dict:
     """Self-play PPO as configured; returns the final evaluation (also written to disk).
     ``resume``: True for the run folder's latest checkpoint, or a checkpoint path.
     ``ranks``: this process's place in a data-parallel run (``distributed.Ranks``; one
     process by default): ``num_envs`` and ``minibatch_size`` are split across the ranks,
     rank 0 alone opens the run folder, and every rank returns rank 0's summary or, on the
-    other ranks, an empty dict."""
+    other ranks, an empty dict. ``opened``: rank 0's (run folder, checkpoint state, initial
+    weights) when another process opened the run (``ray_train``'s driver)."""
     ranks = ranks or Ranks.single()
     torch.set_num_threads(cfg.threads)
     device = resolve_device(cfg.device)
@@ -584,9 +586,12 @@ def train_ppo(
     run, state, init, error = None, None, None, None
     if ranks.main:
         try:  # checked before the run folder is made; a resumed run has its own weights
-            if cfg.init_policy and not resume:
-                init = initial_weights(cfg, new_model(cfg, "cpu"))
-            run, state = open_run(cfg, resume, force)
+            if opened is not None:
+                run, state, init = opened
+            else:
+                if cfg.init_policy and not resume:
+                    init = initial_weights(cfg, new_model(cfg, "cpu"))
+                run, state = open_run(cfg, resume, force)
             saved_world = ranks.world_size if state is None else int(state.get("world_size", 1))
             if saved_world != ranks.world_size:
                 close_run(run)
@@ -757,6 +762,7 @@ def _train(
                 **extra,
             },
         )
+        run.sync()
 
     def periodic_eval() -> None:
         """Greedy policy vs the baselines (rank 0); a stop signal interrupts it at once
@@ -912,7 +918,10 @@ def _train(
                     bar = None
                 finishing = True  # the other ranks are done: no collective from here on
                 with signals.at_once():
-                    return finish(cfg, model, best, history, run.path, time.perf_counter() - start)
+                    wall = time.perf_counter() - start
+                    summary = finish(cfg, model, best, history, run.path, wall, run.shown)
+                    run.sync()
+                    return summary
             except StopRequested as stop:
                 if bar is not None:
                     bar.close()

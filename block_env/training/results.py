@@ -156,11 +156,18 @@ def plot_curve(
 
 
 def finish(
-    cfg: TrainConfig, model: Any, best: dict[str, Any], history: list, out: Path, wall: float
+    cfg: TrainConfig,
+    model: Any,
+    best: dict[str, Any],
+    history: list,
+    out: Path,
+    wall: float,
+    shown: Path | None = None,
 ) -> dict[str, Any]:
     """For an ``agents.policy.ActorCritic``: the final policy file (the best periodic
     evaluation when ``keep_best``, with the game it was trained for), the final evaluation
-    table/JSON and the learning curve in the run folder."""
+    table/JSON and the learning curve in the run folder ``out`` (named to the user as
+    ``shown``, by default ``out``)."""
     import torch
 
     from agents.policy import policy_dict
@@ -184,5 +191,5 @@ def finish(
     lines += [v["table"] for v in res.values()]
     text = "\n\n".join([lines[0], *lines[2:]])
     summary = write_results(out, cfg, text, res, history, wall, policy=chosen)
-    print(f"\nrun folder: {out}")
+    print(f"\nrun folder: {shown or out}")
     return summary

@@ -123,6 +123,11 @@ class RunFolder:
         self.checkpoints = path / "checkpoints"
         self.latest = self.checkpoints / "latest.pt"
         self.tb = path / "tb"
+        self.shown = path  # the folder named to the user
+
+    def sync(self) -> None:
+        """Make what was written so far visible where the user looks (nothing to do for a
+        local folder; ``ray_train`` mirrors a worker's folder to the driver's)."""
 
     def holds_run(self) -> bool:
         """Whether an earlier run left its log, a checkpoint or results here."""
