@@ -7,7 +7,11 @@ plumbing they share, written once.
   TensorBoard.
 * ``results``: evaluation against the baseline bots, the final tables and learning curve.
 * ``envstate``: the batched engine's complete state for a checkpoint (exact resume).
-* ``ppo``: self-play PPO on the batched engine (``algo: ppo``, the default).
+* ``ppo``: self-play PPO on the batched engine (``algo: ppo``, the default), on one rank or
+  many.
+* ``distributed``: the ranks of a data-parallel (DD-PPO) run and the collectives it needs.
+* ``launch``: ``python train.py nproc=N``, the local ranks started with torchrun's launcher.
+* ``ray_train``: the same ranks under Ray Train (``ray_workers=N``), locally or on a cluster.
 * ``sb3``: sb3-contrib ``MaskablePPO`` on the single-agent wrapper (``algo: sb3``).
 * ``rllib``: RLlib league self-play, on one machine or a Ray cluster (``algo: rllib``).
 

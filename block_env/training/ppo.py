@@ -815,10 +815,9 @@ def _train(
                     if stop:  # SIGINT/SIGTERM during the last update, on any rank
                         raise StopRequested(signals.requested or "a signal to another rank")
                     if late:
-                        say(
-                            bar,
-                            f"time limit of {cfg.time_limit_min} min reached at update {update}",
-                        )
+                        if main:
+                            limit = cfg.time_limit_min
+                            say(bar, f"time limit of {limit} min reached at update {update}")
                         break
                     if cfg.anneal_lr:
                         for group in optimizer.param_groups:
