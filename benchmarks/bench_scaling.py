@@ -105,7 +105,8 @@ def main(argv: list[str] | None = None) -> int:
             }
         )
     print(
-        f"\nconfig: default run {' '.join(args.overrides)}; {args.updates} updates x {args.rounds}"
+        f"\nconfig: the default run {' '.join(args.overrides)}; {args.updates} updates, "
+        f"{args.rounds} rounds"
     )
     print("ranks  agent-steps/s  ratio (range)       efficiency  " + "  ".join(SPLIT_SHORT))
     for row in rows:

@@ -215,7 +215,11 @@ def test_readme_opens_with_install_train_and_test_commands() -> None:
     assert fence < 5, "the commands must be at the top of the README"
     install, test = lines[fence + 1], lines[fence + 2]
     assert "pip install" in install and 'torch==2.13.0 -e ".[train,dev]"' in install
-    assert install.rstrip().endswith("python train.py")
+    _, sep, args = install.rstrip().rpartition("python train.py")
+    assert sep and args.strip() == "nproc=2", "the main job: the default config on two ranks"
+    from block_env.training.config import load_config
+
+    assert load_config(None, args.split()).nproc == 2  # a valid config for the ranks
     assert test.rstrip().endswith("pytest -n 2")
     assert lines[fence + 3].startswith("```")
     ci = ROOT / ".ci" / "run"

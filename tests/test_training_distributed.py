@@ -1,7 +1,8 @@
 """Data-parallel PPO on several ranks (``block_env.training.distributed``): two gloo ranks
 hold bit-identical weights after every update, rank 0 alone writes one run folder whose log
 counts every rank's steps, the config is global (split across ranks, refused when it does
-not divide), a resume continues exactly on the same world size and is refused on another,
+not divide), two torchrun "nodes" make the same run as ``nproc=2``, a resume continues
+exactly on the same world size and is refused on another,
 Ctrl-C saves and exits 130 with no traceback, ``kill -9`` of a rank under ``torchrun
 --max-restarts`` ends bit for bit as an uninterrupted run, and a rank that fails (a bad or
 different config, a NaN loss, a stall past the timeout, drifting weights) stops every rank
@@ -177,6 +178,28 @@ def test_kill_9_of_a_rank_under_torchrun_restarts_and_ends_bit_for_bit(
     assert proc.returncode == 0, err
     # the restart resumed (despite --force): the log has every update once
     assert [r["update"] for r in log_of(run)] == list(range(1, 9))
+    assert_same_training(run, two_rank_run)
+
+
+def test_two_torchrun_nodes_make_the_same_run_as_nproc_2(
+    tmp_path: Path, two_rank_run: Path
+) -> None:
+    run = tmp_path / "run"
+    endpoint = f"127.0.0.1:{dh.free_port()}"
+    torchrun = [sys.executable, "-m", "torch.distributed.run", "--nnodes=2", "--nproc-per-node=1"]
+    rdzv = ["--rdzv-backend=c10d", f"--rdzv-endpoint={endpoint}", "--rdzv-id=test"]
+    nodes = [
+        subprocess.Popen(
+            [*torchrun, f"--node-rank={r}", *rdzv, *train_cmd(run)[1:]],
+            cwd=ROOT,
+            env=ENV,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for r in range(2)
+    ]
+    errs = [node.communicate(timeout=180)[1] for node in nodes]
+    assert [node.returncode for node in nodes] == [0, 0], errs
     assert_same_training(run, two_rank_run)
 
 

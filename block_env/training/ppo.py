@@ -37,6 +37,12 @@ it through the model's per-seat summary of the history, which is what the rollou
 its size), while the baseline bots and the teacher read the plain observation, its first
 ``OBS_DIM`` entries.
 
+On several ranks (``block_env.training.distributed``: ``nproc=N``, torchrun, Ray Train) each
+rank plays its share of ``num_envs`` with its own seed and takes its share of each
+minibatch; the gradients are averaged before every optimizer step, so all ranks hold the
+same weights; rank 0 alone evaluates and writes the run folder, and a checkpoint holds
+every rank's games and random streams.
+
 Config: ``block_env.training.config.TrainConfig``. Runs are deterministic for a seed on CPU,
 and a resumed run continues exactly (every random state and the games in progress are in the
 checkpoint). They end on ``total_steps``; ``time_limit_min`` is an optional guard (off by
@@ -574,8 +580,8 @@ def train_ppo(
     ``resume``: True for the run folder's latest checkpoint, or a checkpoint path.
     ``ranks``: this process's place in a data-parallel run (``distributed.Ranks``; one
     process by default): ``num_envs`` and ``minibatch_size`` are split across the ranks,
-    rank 0 alone opens the run folder, and every rank returns rank 0's summary or, on the
-    other ranks, an empty dict. ``opened``: rank 0's (run folder, checkpoint state, initial
+    rank 0 alone opens the run folder and returns the summary, the other ranks return an
+    empty dict. ``opened``: rank 0's (run folder, checkpoint state, initial
     weights) when another process opened the run (``ray_train``'s driver)."""
     ranks = ranks or Ranks.single()
     torch.set_num_threads(cfg.threads)
