@@ -6,8 +6,8 @@ step, so every rank applies the same update and holds the same weights (checked 
 update). Rank 0 alone writes the run folder and evaluates.
 
 ``Ranks`` is the trainer's view of that world. ``Ranks.single()`` is one process with no
-process group: every collective is then the identity, and the trainer computes exactly what
-it computed before it had ranks. Under ``torchrun`` (or ``python train.py nproc=N``, which
+process group: every collective is then the identity, and the trainer runs its
+single-process computation unchanged. Under ``torchrun`` (or ``python train.py nproc=N``, which
 starts the same launcher, or Ray Train) ``Ranks.from_environment`` joins the process group
 from the launcher's ``RANK``/``WORLD_SIZE``/``MASTER_*`` variables: gloo for the CPU, with
 NCCL beside it for CUDA tensors when CUDA is available.
@@ -34,7 +34,8 @@ from block_env.training import errors
 from block_env.training.errors import ConfigError, PeerLost, RankFailed, TrainError
 
 DEFAULT_TIMEOUT_S = 600.0
-SPECIAL = (errors.Interrupted, RankFailed)  # errors whose constructor takes more than a message
+# errors whose constructor takes more than a message: ``agree`` cannot re-raise them as they are
+NOT_BY_MESSAGE = (errors.Interrupted, RankFailed)
 
 
 def launched() -> bool:
@@ -256,7 +257,7 @@ class Ranks:
         rank, kind, message, status = self.broadcast(first)
         message = message if rank == 0 else f"rank {rank}: {message}"
         cls = getattr(errors, kind, None)
-        if isinstance(cls, type) and issubclass(cls, TrainError) and cls not in SPECIAL:
+        if isinstance(cls, type) and issubclass(cls, TrainError) and cls not in NOT_BY_MESSAGE:
             raise cls(message)
         raise RankFailed(message, status)
 

@@ -916,17 +916,19 @@ def _train(
                     periodic_eval()
                     owes_eval = False
                 checkpoint()
-                if not main:
+                if not main:  # every rank ends together, once rank 0 has its final files
+                    ranks.flags(0.0, what="rank 0's final evaluation")
                     return {}
                 if bar is not None:
                     bar.close()
                     bar = None
-                finishing = True  # the other ranks are done: no collective from here on
+                finishing = True  # the other ranks wait for the end: no checkpoint from here on
                 with signals.at_once():
                     wall = time.perf_counter() - start
                     summary = finish(cfg, model, best, history, run.path, wall, run.shown)
                     run.sync()
-                    return summary
+                ranks.flags(0.0, what="the end of the run")
+                return summary
             except StopRequested as stop:
                 if bar is not None:
                     bar.close()

@@ -91,20 +91,20 @@ def worker_loop(config: dict[str, Any]) -> None:
     cfg = config_from_dict(config["config"])
     ranks = Ranks.from_environment(cfg.dist_timeout_s)
     sink = config["sink"]
-    opened = None
-    if ranks.main:
-        staging = Path(tempfile.mkdtemp(prefix="block-env-ray-"))
-        run = MirroredRunFolder(staging, sink, Path(config["folder"]))
-        if config["log"]:
-            run.log.write_bytes(config["log"])
-        state = from_bytes(config["state"]) if config["state"] else None
-        init = from_bytes(config["init"]) if config["init"] else None
-        opened = (run, state, init)
-    try:
-        summary = train_ppo(cfg, ranks=ranks, opened=opened)
-        outcome = {"status": 0, "summary": summary}
-    except TrainError as exc:
-        outcome = {"status": exc.exit_status, "error": str(exc)}
+    with tempfile.TemporaryDirectory(prefix="block-env-ray-") as staging:
+        opened = None
+        if ranks.main:
+            run = MirroredRunFolder(Path(staging), sink, Path(config["folder"]))
+            if config["log"]:
+                run.log.write_bytes(config["log"])
+            state = from_bytes(config["state"]) if config["state"] else None
+            init = from_bytes(config["init"]) if config["init"] else None
+            opened = (run, state, init)
+        try:
+            summary = train_ppo(cfg, ranks=ranks, opened=opened)
+            outcome = {"status": 0, "summary": summary}
+        except TrainError as exc:
+            outcome = {"status": exc.exit_status, "error": str(exc)}
     if ranks.main:
         import ray
 
@@ -129,6 +129,7 @@ def train_on_ray(cfg: TrainConfig, resume: str | bool | None = None, force: bool
         init = initial_weights(cfg, new_model(cfg, "cpu"))
     run, state = open_run(cfg, resume, force)
     started = False
+    results = tempfile.TemporaryDirectory(prefix="block-env-ray-results-")  # Ray's own files
     try:
         if not ray.is_initialized():
             address = os.environ.get("RAY_ADDRESS") or None
@@ -167,7 +168,7 @@ def train_on_ray(cfg: TrainConfig, resume: str | bool | None = None, force: bool
             ),
             run_config=RunConfig(
                 name=f"block-env-{cfg.name}",
-                storage_path=tempfile.mkdtemp(prefix="block-env-ray-results-"),
+                storage_path=results.name,
                 failure_config=FailureConfig(max_failures=0),
             ),
         )
@@ -183,6 +184,7 @@ def train_on_ray(cfg: TrainConfig, resume: str | bool | None = None, force: bool
         close_run(run)
         if started:
             ray.shutdown()
+        results.cleanup()
     if outcome is None:
         raise RankFailed("the Ray Train run ended without a report from rank 0", 1)
     if outcome["status"]:
