@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from block_env.training import distributed
-from block_env.training.config import RESUMABLE, TrainConfig, load_config, run_dir_of
+from block_env.training.config import PER_RANK, TrainConfig, load_config, run_dir_of
 from block_env.training.errors import ConfigError, Interrupted, TrainError
 
 
@@ -123,7 +123,7 @@ def run_rank(
     ranks = distributed.Ranks.from_environment(timeout)
     try:
         ranks.agree(error)
-        ranks.check_same_config(asdict(cfg), RESUMABLE)
+        ranks.check_same_config(asdict(cfg), PER_RANK)
         if distributed.restarted():
             latest = run_dir_of(cfg) / "checkpoints" / "latest.pt"
             resume, force = (True, False) if latest.exists() else (None, True)

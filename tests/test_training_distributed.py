@@ -181,6 +181,23 @@ def test_kill_9_of_a_rank_under_torchrun_restarts_and_ends_bit_for_bit(
     assert_same_training(run, two_rank_run)
 
 
+def test_nproc_names_a_rank_killed_by_a_signal(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    proc = subprocess.Popen(
+        train_cmd(run, "nproc=2"), cwd=ROOT, env=ENV, stderr=subprocess.PIPE, text=True
+    )
+    deadline = time.monotonic() + 120
+    while len(log_of(run)) < 3 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    victim = rank_pid(proc.pid, 1)
+    assert victim is not None, "rank 1 was not found running"
+    os.kill(victim, signal.SIGKILL)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 128 + signal.SIGKILL
+    assert err.strip().splitlines()[-1] == "train.py: rank 1 was killed by SIGKILL"
+    assert "Traceback" not in err
+
+
 def test_two_torchrun_nodes_make_the_same_run_as_nproc_2(
     tmp_path: Path, two_rank_run: Path
 ) -> None:
@@ -214,11 +231,17 @@ def test_a_bad_config_on_one_rank_stops_every_rank_with_one_line(tmp_path: Path)
     assert not (tmp_path / "run").exists()
 
 
-def test_ranks_started_with_different_configs_are_refused(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("other", "named"),
+    [("seed=5", "seed: 0 vs 5"), ("total_steps=8192", "total_steps: 4096 vs 8192")],
+)
+def test_ranks_started_with_different_configs_are_refused(
+    tmp_path: Path, other: str, named: str
+) -> None:
     good = [SMOKE, f"run_dir={tmp_path / 'run'}", *EIGHT]
-    results = dh.run_ranks(dh.main_with, 2, [good, [*good, "seed=5"]])
+    results = dh.run_ranks(dh.main_with, 2, [good, [*good, other]])
     assert [(s, rc) for s, rc, _ in results] == [("ok", 2), ("ok", 2)]
-    assert "rank 1 was started with another config than rank 0 (seed: 0 vs 5)" in results[0][2]
+    assert f"rank 1 was started with another config than rank 0 ({named})" in results[0][2]
 
 
 def test_a_nan_loss_on_one_rank_stops_every_rank_and_keeps_the_checkpoint(tmp_path: Path) -> None:

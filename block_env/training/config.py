@@ -147,6 +147,9 @@ RESUMABLE = {
     "dist_timeout_s",
 }
 
+# Keys that may differ between the ranks of one run: none changes what a rank computes.
+PER_RANK = {"nproc", "ray_workers", "dist_timeout_s", "threads", "progress", "tensorboard"}
+
 
 def _field_types() -> dict[str, Any]:
     return typing.get_type_hints(TrainConfig)

@@ -261,12 +261,13 @@ class Ranks:
             raise cls(message)
         raise RankFailed(message, status)
 
-    def check_same_config(self, config: dict[str, Any], launcher_keys: set[str]) -> None:
+    def check_same_config(self, config: dict[str, Any], per_rank: set[str]) -> None:
         """ConfigError on every rank unless all ranks were given the same config (a node
-        started with another file or other overrides), naming the first differing keys."""
+        started with another file or other overrides), naming the first differing keys;
+        the ``per_rank`` keys may differ."""
         if not self.many:
             return
-        configs = self.gather({k: v for k, v in config.items() if k not in launcher_keys})
+        configs = self.gather({k: v for k, v in config.items() if k not in per_rank})
         verdict = None
         if configs is not None:
             for r, other in enumerate(configs[1:], start=1):

@@ -15,6 +15,7 @@ import signal
 import sys
 import uuid
 from pathlib import Path
+from typing import Any
 
 LAUNCHER_VARIABLE = "BLOCK_ENV_LAUNCHER"  # "nproc" in the ranks this module starts
 
@@ -25,16 +26,14 @@ def started_by_nproc() -> bool:
 
 
 def launch_local(nproc: int, threads: int, script: Path, args: list[str]) -> int:
-    """Run ``script args`` as ``nproc`` local ranks; returns the exit status (rank 0's when
-    it failed, else the first failing rank's; 130 after Ctrl-C/SIGTERM)."""
+    """Run ``script args`` as ``nproc`` local ranks; returns the exit status
+    (``failure_status`` when a rank failed, 130 after Ctrl-C/SIGTERM to the launcher)."""
     from torch.distributed.elastic.multiprocessing.api import SignalException
     from torch.distributed.elastic.multiprocessing.errors import ChildFailedError
     from torch.distributed.launcher.api import LaunchConfig, elastic_launch
 
     # the ranks say what went wrong themselves; the launcher's own log lines would repeat it
     logging.getLogger("torch.distributed.elastic").setLevel(logging.CRITICAL)
-    os.environ[LAUNCHER_VARIABLE] = "nproc"
-    os.environ.setdefault("OMP_NUM_THREADS", str(threads))  # no rank takes every core
     config = LaunchConfig(
         min_nodes=1,
         max_nodes=1,
@@ -45,20 +44,35 @@ def launch_local(nproc: int, threads: int, script: Path, args: list[str]) -> int
         max_restarts=0,
         monitor_interval=0.1,
     )
+    saved = dict(os.environ)
+    os.environ[LAUNCHER_VARIABLE] = "nproc"
+    os.environ.setdefault("OMP_NUM_THREADS", str(threads))  # no rank takes every core
     try:
         elastic_launch(config, entrypoint=sys.executable)("-u", str(script), *args)
     except ChildFailedError as exc:
-        failures = exc.failures
-        first = failures.get(0) or failures[min(failures)]
-        code = first.exitcode
-        if code < 0:  # killed by a signal: the rank could not say why itself
-            name = (
-                signal.Signals(-code).name if -code in signal.Signals._value2member_map_ else -code
-            )
-            rank = next(r for r, f in failures.items() if f is first)
-            print(f"train.py: rank {rank} was killed by {name}", file=sys.stderr)
-            return 128 - code
-        return code
+        return failure_status(exc.failures)
     except SignalException:  # Ctrl-C or SIGTERM to the launcher: the ranks saved and stopped
         return 130
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
     return 0
+
+
+def failure_status(failures: dict[int, Any]) -> int:
+    """The exit status of a failed launch (``failures``: rank -> ``ProcessFailure``). A rank
+    killed by a signal other than the SIGTERM the launcher stops the others with could not
+    say why itself: it is named here, and the status is 128 + that signal. Otherwise the
+    ranks have said what went wrong themselves, and every rank stops with the same status:
+    rank 0's, or the lowest failing rank's."""
+    for rank in sorted(failures):
+        code = failures[rank].exitcode
+        if code < 0 and -code != signal.SIGTERM:
+            try:
+                name = signal.Signals(-code).name
+            except ValueError:
+                name = f"signal {-code}"
+            print(f"train.py: rank {rank} was killed by {name}", file=sys.stderr)
+            return 128 - code
+    code = failures[min(failures)].exitcode
+    return 128 - code if code < 0 else code
