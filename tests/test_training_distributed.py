@@ -26,8 +26,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import distributed_helpers as dh  # noqa: E402
 from helpers import assert_same_training, final_state  # noqa: E402
 
-from block_env.training.config import load_config  # noqa: E402
-from block_env.training.distributed import rank_seed, split_config  # noqa: E402
+from block_env.training.config import load_config, split_across  # noqa: E402
+from block_env.training.distributed import rank_seed  # noqa: E402
 from block_env.training.errors import ConfigError  # noqa: E402
 from block_env.training.runs import RunFolder  # noqa: E402
 
@@ -68,8 +68,8 @@ def test_num_envs_and_minibatch_that_do_not_divide_are_refused_naming_the_key() 
         load_config(SMOKE, ["nproc=2", "minibatch_size=129"])
     cfg = load_config(SMOKE)  # under torchrun the world size is known only at run time
     with pytest.raises(ConfigError, match=r"num_envs=32 is not allowed with 3 ranks"):
-        split_config(cfg, 3)
-    assert split_config(cfg, 2) == (16, 64)
+        split_across(cfg, 3)
+    assert split_across(cfg, 2) == (16, 64)
     with pytest.raises(ConfigError, match="algo=ppo"):
         load_config(SMOKE, ["nproc=2", "algo=sb3"])
 

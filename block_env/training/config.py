@@ -279,14 +279,7 @@ def validate(cfg: TrainConfig) -> TrainConfig:
         "nproc" if cfg.nproc > 1 else "ray_workers",
         f"only algo=ppo trains on several ranks; algo={cfg.algo} runs in one process",
     )
-    for key in ("num_envs", "minibatch_size"):
-        need(
-            getattr(cfg, key) % ranks == 0
-            and (key == "num_envs" or cfg.minibatch_size >= 2 * ranks),
-            key,
-            f"it is global and split evenly across the {ranks} ranks: use a multiple of {ranks}"
-            + (" (at least 2 per rank)" if key == "minibatch_size" else ""),
-        )
+    split_across(cfg, ranks)
     if cfg.algo == "ppo":
         rollout = cfg.num_envs * cfg.rollout_steps
         need(
@@ -357,6 +350,25 @@ def validate(cfg: TrainConfig) -> TrainConfig:
         "name each opponent once",
     )
     return cfg
+
+
+def split_across(cfg: TrainConfig, world_size: int) -> tuple[int, int]:
+    """(games, minibatch size) of one of ``world_size`` ranks: the config's global
+    ``num_envs`` and ``minibatch_size`` split evenly, or a ConfigError naming the key that
+    does not divide."""
+    for key in ("num_envs", "minibatch_size"):
+        value = getattr(cfg, key)
+        if value % world_size:
+            raise ConfigError(
+                f"config {key}={value} is not allowed with {world_size} ranks: it is global "
+                f"and split evenly across the ranks, so use a multiple of {world_size}"
+            )
+    if cfg.minibatch_size // world_size < 2:
+        raise ConfigError(
+            f"config minibatch_size={cfg.minibatch_size} is not allowed with {world_size} ranks: "
+            f"each rank needs at least 2 decisions per minibatch"
+        )
+    return cfg.num_envs // world_size, cfg.minibatch_size // world_size
 
 
 def _check_run_dir(cfg: TrainConfig) -> None:

@@ -303,22 +303,3 @@ class Ranks:
         verdict = self.broadcast(verdict)
         if verdict is not None:
             raise RankFailed(verdict, 1)
-
-
-def split_config(cfg: Any, world_size: int) -> tuple[int, int]:
-    """(games, minibatch size) of one rank: the config's global ``num_envs`` and
-    ``minibatch_size`` split evenly, or a ConfigError naming the key that does not divide."""
-    for key in ("num_envs", "minibatch_size"):
-        value = getattr(cfg, key)
-        if value % world_size:
-            raise ConfigError(
-                f"config {key}={value} is not allowed with {world_size} ranks: it is global "
-                f"and split evenly across the ranks, so use a multiple of {world_size}"
-            )
-    per_rank = cfg.minibatch_size // world_size
-    if per_rank < 2:
-        raise ConfigError(
-            f"config minibatch_size={cfg.minibatch_size} is not allowed with {world_size} ranks: "
-            f"each rank needs at least 2 decisions per minibatch"
-        )
-    return cfg.num_envs // world_size, per_rank

@@ -80,9 +80,10 @@ from block_env.training.config import (
     game_of,
     obs_of,
     set_of,
+    split_across,
     teacher_of,
 )
-from block_env.training.distributed import Ranks, rank_seed, split_config
+from block_env.training.distributed import Ranks, rank_seed
 from block_env.training.envstate import env_state, load_env_state
 from block_env.training.errors import (
     BadCheckpoint,
@@ -588,7 +589,7 @@ def train_ppo(
     device = resolve_device(cfg.device)
     if ranks.many and device == "cuda":
         device = f"cuda:{ranks.local_rank}"  # one GPU per rank of a node
-    split_config(cfg, ranks.world_size)  # the same ConfigError on every rank
+    split_across(cfg, ranks.world_size)  # the same ConfigError on every rank
     run, state, init, error = None, None, None, None
     if ranks.main:
         try:  # checked before the run folder is made; a resumed run has its own weights
@@ -669,7 +670,7 @@ def _train(
 ) -> dict:
     ranks = ranks or Ranks.single()
     main = ranks.main  # rank 0: the run folder, evaluations, logs and messages
-    local_envs, local_minibatch = split_config(cfg, ranks.world_size)
+    local_envs, local_minibatch = split_across(cfg, ranks.world_size)
     seed = rank_seed(cfg.seed, ranks.rank)  # this rank's games and random streams
     torch.manual_seed(cfg.seed)  # the same initial weights on every rank
     rng = np.random.default_rng(seed)  # opponents, learner seats, snapshot draws
