@@ -168,30 +168,28 @@ class Ranks:
         self.all_reduce(t, "max", what)
         return t.tolist()
 
-    def mean(self, values: list[float]) -> list[float]:
-        """Each value averaged over the ranks (exactly the values themselves on one rank)."""
-        if not self.many:
-            return list(values)
-        t = torch.tensor(values, dtype=torch.float64)
-        self.all_reduce(t, "sum", "the statistics")
-        return (t / self.world_size).tolist()
-
     def total(self, values: list[float]) -> list[float]:
-        """Each value summed over the ranks."""
+        """Each value summed over the ranks (the values themselves on one rank)."""
         if not self.many:
             return list(values)
         t = torch.tensor(values, dtype=torch.float64)
         self.all_reduce(t, "sum", "the statistics")
         return t.tolist()
 
+    def mean(self, values: list[float]) -> list[float]:
+        """Each value averaged over the ranks (exactly the values themselves on one rank)."""
+        if not self.many:
+            return list(values)
+        return [v / self.world_size for v in self.total(values)]
+
     def average_gradients(self, params: list[torch.nn.Parameter], failed: bool) -> bool:
         """Replace each gradient by its mean over the ranks (one all-reduce of one flat
-        buffer, which also carries whether any rank ``failed``); returns that."""
+        buffer, which also carries whether any rank ``failed``); returns that. A parameter
+        without a gradient adds zeros and keeps none (every rank runs the same graph)."""
         if not self.many:
             return failed
-        grads = [p.grad for p in params]
-        device = grads[0].device
-        flat = torch.cat([g.reshape(-1) for g in grads] + [torch.ones(1, device=device)])
+        parts = [p.new_zeros(p.numel()) if p.grad is None else p.grad.reshape(-1) for p in params]
+        flat = torch.cat([*parts, torch.ones(1, device=params[0].device)])
         flat[-1] = float(failed)
         if failed:  # a rank whose loss is not finite adds nothing (all ranks stop anyway)
             flat[:-1] = 0
@@ -199,9 +197,10 @@ class Ranks:
         failed_anywhere = bool(flat[-1] > 0)
         flat /= self.world_size
         offset = 0
-        for g in grads:
-            n = g.numel()
-            g.copy_(flat[offset : offset + n].view_as(g))
+        for p in params:
+            n = p.numel()
+            if p.grad is not None:
+                p.grad.copy_(flat[offset : offset + n].view_as(p))
             offset += n
         return failed_anywhere
 

@@ -468,7 +468,7 @@ def ppo_update(
         return {}
     clock = time.perf_counter
     times = dict.fromkeys(("time_forward", "time_backward", "time_allreduce", "time_step"), 0.0)
-    params = [p for p in model.parameters()]
+    params = list(model.parameters())
     t = {
         "obs": torch.from_numpy(batch.obs).to(device),
         "priv": torch.from_numpy(batch.priv).to(device),
@@ -518,16 +518,8 @@ def ppo_update(
             if bad is None:
                 loss.backward()
             t2 = clock()
-            if ranks.many:
-                unused = [p.grad is None for p in params]
-                for p in params:
-                    if p.grad is None:
-                        p.grad = torch.zeros_like(p)
-                if ranks.average_gradients(params, failed=bad is not None):
-                    ranks.agree(bad)  # raises on every rank, with the failing rank's message
-                for p, none in zip(params, unused):
-                    if none:
-                        p.grad = None
+            if ranks.average_gradients(params, failed=bad is not None):
+                ranks.agree(bad)  # raises on every rank, with the failing rank's message
             t3 = clock()
             norm = torch.nn.utils.clip_grad_norm_(params, cfg.max_grad_norm)
             if not torch.isfinite(norm):
