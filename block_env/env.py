@@ -46,8 +46,8 @@ from block_env.information_state import (
     information_state_bounds,
 )
 from block_env.observation import encode_state, obs_layout
+from block_env.reset_options import check_seed, parse_reset_options
 from block_env.rules import State
-from block_env.setup import check_seed, parse_reset_options
 
 __all__ = ["INFO_KEYS", "env", "raw_env"]
 

@@ -15,7 +15,7 @@ pytest.importorskip("numba")
 
 from block_env.batched import (
     BatchedEnv,  # noqa: E402
-    compiled,  # noqa: E402
+    numba_kernels,  # noqa: E402
 )
 from block_env.batched.backend import NumpyBackend, _select_random_bit_words  # noqa: E402
 from block_env.batched.deals import _hands_from_permutations  # noqa: E402
@@ -142,7 +142,7 @@ def test_hands_from_permutations_match_numpy() -> None:
         tiles = config.tiles.num_tiles
         perm = np.argsort(rng.random((300, tiles)), axis=1)
         want = _hands_from_permutations(backend, config, perm)
-        assert np.array_equal(compiled.hands_from_permutations(perm, n, k), want)
+        assert np.array_equal(numba_kernels.hands_from_permutations(perm, n, k), want)
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
@@ -157,7 +157,7 @@ def test_random_legal_choice_matches_numpy(dtype: type) -> None:
     u[:10] = 0.0
     u[10:20] = np.nextafter(dtype(1.0), dtype(0.0))
     want = _select_random_bit_words(words.view(np.uint64), u)
-    assert np.array_equal(compiled.select_bits(words, u), want)
+    assert np.array_equal(numba_kernels.select_bits(words, u), want)
 
 
 @pytest.mark.parametrize("backend", ["numpy", "torch"])

@@ -6,7 +6,7 @@ needs goes through the few methods of these classes. All integers are int64.
 
 Kernels: the engine's array operations run either as numpy calls (``NumpyBackend``) or as
 torch calls (``TorchBackend``, the path CUDA uses); on the CPU most of a step can instead run
-as compiled loops over the games (``kernels="numba"``, ``block_env.batched.compiled``, over the
+as compiled loops over the games (``kernels="numba"``, ``block_env.batched.numba_kernels``, over the
 same numpy state arrays; ``"auto"`` takes them where numba is installed). ``backend="torch"``
 on the CPU runs the numpy or compiled kernels by default (``TorchNumpyBackend``: numpy calls
 cost a few times less than torch's on small arrays, and a step makes a few hundred): the

@@ -32,7 +32,7 @@ from block_env.batched.layout import layout_for
 from block_env.config import BlockConfig
 from block_env.information_state import history_slots, slot_size
 from block_env.observation import MAX_SEATS
-from block_env.setup import Setup
+from block_env.reset_options import Setup
 
 _LOW14 = (1 << 14) - 1
 _STATE_ARRAYS = (
@@ -159,11 +159,11 @@ class Engine:
             self.hist_flat = self.hist.reshape(-1)  # a view: writes go to ``hist``
             self.turn = b.zeros(B, "i64")
             self.hist_dim = MAX_SEATS * self.H * self.S
-        self.compiled = None  # ``CompiledSteps``: step and observe, when they run compiled
+        self.compiled = None  # ``NumbaStep``: step and observe, when they run compiled
         if compiled:
-            from block_env.batched.compiled_steps import CompiledSteps  # imports numba
+            from block_env.batched.numba_step import NumbaStep  # imports numba
 
-            self.compiled = CompiledSteps(self)
+            self.compiled = NumbaStep(self)
 
     def _const(self, array: np.ndarray) -> Any:
         """A constant table on the backend (read-only for numpy: not part of the state)."""

@@ -10,7 +10,7 @@ Contract (the README repeats it):
   ``BlockConfig``.
 * ``obs, mask, seat = env.reset(seed=None, options=None)``; ``options`` is None or a list of
   ``num_envs`` entries, each None or a dict of the AEC reset options (``hands``, ``leader``,
-  ``scores``) for that game, checked by ``block_env.setup.parse_reset_options``.
+  ``scores``) for that game, checked by ``block_env.reset_options.parse_reset_options``.
 * ``obs, mask, seat, rewards, terminated, info = env.step(actions)`` with ``actions`` of
   shape (B,) holding one action id per game, for the seat that was to act.
 
@@ -57,7 +57,7 @@ reward is lost: rewards are given on the hand's last step for every seat at once
 absolute seat, whether or not that seat took a decision on that step.
 
 Kernels: on the CPU the engine computes with the compiled kernels (``kernels="numba"``,
-``block_env.batched.compiled``) or with numpy calls (``"numpy"``); ``"auto"`` takes numba's
+``block_env.batched.numba_kernels``) or with numpy calls (``"numpy"``); ``"auto"`` takes numba's
 where numba is installed. Both give the same outputs bit for bit. With ``backend="torch"`` on
 the CPU they work on arrays whose memory the returned tensors share; the randomness stays
 torch's, so deals, actions and every output are those of the torch kernels
@@ -77,12 +77,13 @@ import numpy as np
 from gymnasium import spaces
 
 from block_env.batched.backend import check_mask, make_backend, make_kernels
+from block_env.batched.checkpoint import load_state, state_of
 from block_env.batched.deals import make_deals
 from block_env.batched.engine import Engine
 from block_env.config import BlockConfig
 from block_env.information_state import check_obs_type, information_state_bounds
 from block_env.observation import obs_layout
-from block_env.setup import Setup, check_seed, parse_reset_options
+from block_env.reset_options import Setup, check_seed, parse_reset_options
 
 CONFIG_KEYS = (
     "num_players",
@@ -258,6 +259,16 @@ class BatchedEnv:
     def snapshot(self) -> dict[str, np.ndarray]:
         """The full, privileged state as numpy arrays (every hand); see ``Engine.snapshot``."""
         return self.engine.snapshot()
+
+    def state_dict(self) -> dict[str, Any]:
+        """Everything the next steps depend on (the games in progress, the deal and sampling
+        generators) as numpy arrays and plain dicts; numpy backend only."""
+        return state_of(self)
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Continue from ``state_dict()`` of an env of the same configuration and size
+        (ValueError, with this env unchanged, when it does not fit)."""
+        load_state(self, state)
 
     def state_bytes(self) -> int:
         """Bytes of state held per batch (linear in ``num_envs``)."""

@@ -6,7 +6,6 @@ plumbing they share, written once.
 * ``runs``: the run folder (lock, log, checkpoints, signals), device, progress bar,
   TensorBoard.
 * ``results``: evaluation against the baseline bots, the final tables and learning curve.
-* ``envstate``: the batched engine's complete state for a checkpoint (exact resume).
 * ``ppo``: self-play PPO on the batched engine (``algo: ppo``, the default), on one rank or
   many.
 * ``distributed``: the ranks of a data-parallel (DD-PPO) run and the collectives it needs.

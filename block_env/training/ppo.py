@@ -84,7 +84,6 @@ from block_env.training.config import (
     teacher_of,
 )
 from block_env.training.distributed import Ranks, rank_seed
-from block_env.training.envstate import env_state, load_env_state
 from block_env.training.errors import (
     BadCheckpoint,
     ConfigError,
@@ -238,10 +237,15 @@ class Collector:
             k: torch.from_numpy(np.array(getattr(self, k), copy=True))
             for k in ("obs", "mask", "seat", "kind", "learn", "episodes")
         }
-        return {"env": env_state(self.env), "generator": self.generator.get_state(), **arrays}
+        env = self.env.state_dict()
+        env["arrays"] = {k: torch.from_numpy(v) for k, v in env["arrays"].items()}
+        return {"env": env, "generator": self.generator.get_state(), **arrays}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        load_env_state(self.env, state["env"])
+        env = state["env"]
+        self.env.load_state_dict(
+            {**env, "arrays": {k: v.numpy() for k, v in env["arrays"].items()}}
+        )
         self.generator.set_state(state["generator"])
         for k in ("obs", "mask", "seat", "kind", "learn", "episodes"):
             setattr(self, k, state[k].numpy().copy())

@@ -1,11 +1,11 @@
-"""The complete state of a numpy ``BatchedEnv`` as plain data for a checkpoint, and back.
+"""The complete state of a numpy ``BatchedEnv`` as plain data, and back (``state_dict``).
 
-A resumed run must continue the very games the stopped one was playing, with the same future
-deals: every array the engine holds and the state of the deal generator go into the
-checkpoint (as torch tensors and plain dicts, readable with ``weights_only=True``). The
-arrays are found generically (every numpy array attribute of the engine) and restored in
-place, so views between them stay valid and state arrays added to the engine later are
-covered too.
+A resumed training run must continue the very games the stopped one was playing, with the
+same future deals: every array the engine holds and the state of the deal and sampling
+generators are saved. The arrays are found generically (every writable numpy array attribute
+of the engine) and restored in place, so views between them stay valid and every state array
+of the engine is covered. The state holds numpy arrays and plain dicts only; a checkpoint
+writer turns the arrays into whatever its format stores.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import torch
 
 
 def _generator_state(rng: Any) -> Any:
@@ -41,42 +40,37 @@ def _arrays(engine: Any) -> dict[str, np.ndarray]:
     }
 
 
-def env_state(env: Any) -> dict[str, Any]:
-    """The state of a numpy-backend ``BatchedEnv`` as tensors and dicts."""
-    engine = env.engine
-    arrays = {
-        name: torch.from_numpy(np.array(value, copy=True))
-        for name, value in _arrays(engine).items()
-    }
+def state_of(env: Any) -> dict[str, Any]:
+    """The state of a numpy-backend ``BatchedEnv``: ``arrays`` (copies), the generators'
+    states, whether it was reset."""
     deals = env.deals
     if hasattr(deals, "rngs"):
         deal_rng = None if deals.rngs is None else [_generator_state(r) for r in deals.rngs]
     else:
         deal_rng = _generator_state(deals.rng)
     return {
-        "arrays": arrays,
+        "arrays": {name: value.copy() for name, value in _arrays(env.engine).items()},
         "deal_rng": deal_rng,
         "sample_rng": _generator_state(env._sample_rng),
         "ready": bool(env._ready),
     }
 
 
-def load_env_state(env: Any, state: dict[str, Any]) -> None:
+def load_state(env: Any, state: dict[str, Any]) -> None:
     """Put ``env`` (built with the same configuration and batch size) in the saved state.
-    ValueError when the state does not fit it."""
-    engine = env.engine
-    current = _arrays(engine)
-    saved = state["arrays"]
+    ValueError, with ``env`` unchanged, when the state does not fit it."""
+    current = _arrays(env.engine)
+    saved = {name: np.asarray(value) for name, value in state["arrays"].items()}
     if set(saved) != set(current):
         raise ValueError(f"saved engine state holds {sorted(saved)}, this engine {sorted(current)}")
     for name, value in saved.items():
-        target = current[name]
-        if tuple(value.shape) != target.shape:
+        if value.shape != current[name].shape:
             raise ValueError(
-                f"saved engine array {name} has shape {tuple(value.shape)}, "
-                f"this engine {target.shape}"
+                f"saved engine array {name} has shape {value.shape}, "
+                f"this engine {current[name].shape}"
             )
-        target[...] = value.numpy()  # in place: views of this array stay views
+    for name, value in saved.items():
+        current[name][...] = value  # in place: views of this array stay views
     deals = env.deals
     if hasattr(deals, "rngs"):
         rngs = state["deal_rng"]

@@ -1,7 +1,7 @@
 """Compiled kernels of the batched engine (``kernels="numba"``): plain loops over the games.
 
 The numpy kernels pay a few microseconds per call and a step makes a few hundred calls; these
-kernels do a step in a few compiled calls (``compiled_steps.CompiledSteps`` makes them: the
+kernels do a step in a few compiled calls (``numba_step.NumbaStep`` makes them: the
 move and the scoring of the hands that ended, the next hands, the legal actions, the
 observation and mask) plus the deal's random draws, which stay with the backend's generator
 so that the deals are the same. They read and write the very state arrays and tables of

@@ -1,7 +1,7 @@
 """The engine's step and observation run by the compiled kernels (``kernels="numba"``).
 
 ``Engine`` keeps the state arrays and the numpy kernels; with the compiled kernels it hands
-``step`` and ``observe`` to a ``CompiledSteps``, which calls ``block_env.batched.compiled`` on
+``step`` and ``observe`` to a ``NumbaStep``, which calls ``block_env.batched.numba_kernels`` on
 those same arrays (so ``reset``, the setups and ``snapshot`` stay the engine's own). Importing
 this module imports numba.
 """
@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from block_env.batched import compiled
+from block_env.batched import numba_kernels as kernels
 
 
 def no_event_outputs(num_envs: int, n: int) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
@@ -31,13 +31,13 @@ def no_event_outputs(num_envs: int, n: int) -> tuple[np.ndarray, np.ndarray, dic
     return np.zeros((num_envs, n), dtype=np.float32), np.zeros(num_envs, dtype=bool), info
 
 
-class CompiledSteps:
+class NumbaStep:
     """``step`` and ``observe`` of an ``Engine`` by the compiled kernels, on its arrays."""
 
     def __init__(self, engine: Any) -> None:
         self.e = e = engine
-        self.params = compiled.params(e)
-        self.observation = compiled.observation_kernels(compiled.layout_key(self.params))
+        self.params = kernels.params(e)
+        self.observation = kernels.observation_kernels(kernels.layout_key(self.params))
         self._idx = np.empty(e.num_envs, dtype=np.int64)  # the games whose hand ended, first K
         self._over = np.empty(e.num_envs, dtype=bool)
         if not e.history:  # placeholders the kernels never touch
@@ -46,13 +46,13 @@ class CompiledSteps:
         self.t_start_tails = e.t_tail_by_leader[1].view(np.uint8)  # a hand starts: to act
         self.t_final_tails = e.t_tail_by_leader[0].view(np.uint8)  # the end: nobody to act
         if hasattr(e.deals, "hands_from_permutations"):
-            e.deals.hands_from_permutations = compiled.hands_from_permutations
+            e.deals.hands_from_permutations = kernels.hands_from_permutations
         self._compile_now()
 
     # ---- the kernels on the engine's arrays ----------------------------------------------
     def _play(self, actions: np.ndarray, rewards: Any, terminated: Any, info: dict) -> int:
         e = self.e
-        return compiled.play(
+        return kernels.play(
             self.params, actions, e.hands, e.in_hands, e.played, e.counts, e.voids, e.ends,
             e.fit, e.current, e.scores, e.hist, e.turn, e.t_tile_bit, e.t_shown,
             e.t_next_ends, e.t_fit, e.t_pips_lo14, e.t_pips_hi14, e.t_side_seats, self._idx,
@@ -63,7 +63,7 @@ class CompiledSteps:
 
     def _deal(self, idx: np.ndarray, hands: Any, lots: Any, over: np.ndarray) -> bool:
         e = self.e
-        return compiled.deal(
+        return kernels.deal(
             self.params, idx, idx.shape[0], np.ascontiguousarray(hands),
             np.ascontiguousarray(lots), over, e.hands, e.in_hands, e.played, e.ends, e.fit,
             e.current, e.leader, e.voids, e.counts, e.scores, e.out_of_play, e.hand_number,
@@ -73,7 +73,7 @@ class CompiledSteps:
 
     def _legal(self, current: np.ndarray) -> None:
         e = self.e
-        compiled.legal_actions(
+        kernels.legal_actions(
             self.params, e.hands, e.fit, e.ends, current, e.voids, e.legal, e.hist, e.turn,
             e.t_shown, e.t_both_lo, e.t_both_hi, e.t_fit_actions, e.auto_pass,
         )  # fmt: skip
@@ -102,9 +102,9 @@ class CompiledSteps:
         the first time a hand or a match ends."""
         e = self.e
         none = np.zeros(0, dtype=np.int64)
-        compiled.first_illegal(none, e.legal, e.L.num_actions)
-        compiled.select_bits(none, np.zeros(0, np.float32 if e.b.name == "torch" else np.float64))
-        compiled.hands_from_permutations(np.zeros((0, e.L.num_tiles), dtype=np.int64), e.n, 1)
+        kernels.first_illegal(none, e.legal, e.L.num_actions)
+        kernels.select_bits(none, np.zeros(0, np.float32 if e.b.name == "torch" else np.float64))
+        kernels.hands_from_permutations(np.zeros((0, e.L.num_tiles), dtype=np.int64), e.n, 1)
         self._play(none, *no_event_outputs(0, e.n))
         self._deal(none, np.zeros((0, e.n), dtype=np.int64), none, np.zeros(0, dtype=bool))
         self._legal(e.current[:0])
@@ -118,7 +118,7 @@ class CompiledSteps:
         observations, the next deals, the legal actions (and forced passes)."""
         e = self.e
         actions = np.ascontiguousarray(actions)
-        if compiled.first_illegal(actions, e.legal, e.L.num_actions) >= 0:
+        if kernels.first_illegal(actions, e.legal, e.L.num_actions) >= 0:
             e._refuse(actions)
         rewards, terminated, info = no_event_outputs(e.num_envs, e.n)
         k = self._play(actions, rewards, terminated, info)
@@ -135,12 +135,12 @@ class CompiledSteps:
     @staticmethod
     def sample(words: np.ndarray, u: np.ndarray) -> np.ndarray:
         """One legal action per legal-action word, chosen by the draws ``u``."""
-        return compiled.select_bits(words, u)
+        return kernels.select_bits(words, u)
 
     @staticmethod
     def sample_from_mask(mask: np.ndarray, u: np.ndarray) -> tuple[np.ndarray, int]:
         """One legal action per mask row chosen by ``u``, and the first empty row (or -1)."""
-        return compiled.select_from_mask(mask, u)
+        return kernels.select_from_mask(mask, u)
 
     def observe(self) -> tuple[np.ndarray, np.ndarray]:
         """``Engine.observe``: the observation and mask of the seat to act in every game."""
