@@ -39,13 +39,13 @@ from pettingzoo.utils.env_logger import EnvLogger
 
 from block_env import rules
 from block_env.config import BlockConfig
-from block_env.fast_observation import fast_encoder
 from block_env.information_state import (
     check_obs_type,
     encode_history,
     information_state_bounds,
 )
 from block_env.observation import encode_state, obs_layout
+from block_env.observation.bytes_encoder import bytes_encoder
 from block_env.reset_options import check_seed, parse_reset_options
 from block_env.rules import State
 
@@ -298,7 +298,7 @@ class raw_env(AECEnv, EzPickle):
         # out as new arrays) and the legal actions of the seat to act (what ``step`` checks);
         # the encoder's per-hand memo (emptied whenever the hand changes).
         self._obs_cache: dict[int, tuple[bytes, bytes]] = {}
-        self._encode = fast_encoder(self.config)  # equals observation.encode, faster
+        self._encode = bytes_encoder(self.config)  # equals observation.encode, faster
         self._memo: dict = {}
         self._legal: tuple[int, ...] | None = None
         self._no_mask = bytes(num_actions)  # the mask of every seat not to act

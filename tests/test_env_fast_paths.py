@@ -13,8 +13,8 @@ import pytest
 
 import block_env
 from block_env import rules
-from block_env.fast_observation import fast_encoder
 from block_env.observation import encode
+from block_env.observation.bytes_encoder import bytes_encoder
 from block_env.tiles import iter_tiles
 
 env_module = importlib.import_module("block_env.env")  # the package exports env() itself
@@ -95,7 +95,7 @@ def test_encoder_memo_emptied_per_hand_equals_the_encoder() -> None:
     """``observation_bytes`` with a memo emptied whenever the hand changes is the plain
     encoder, for every seat, including the final position."""
     env = block_env.raw_env(num_players=3)
-    enc = fast_encoder(env.config)
+    enc = bytes_encoder(env.config)
     memo: dict = {}
     hand = None
 

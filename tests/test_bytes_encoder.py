@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 import block_env
-from block_env.fast_observation import fast_encoder
 from block_env.observation import encode
+from block_env.observation.bytes_encoder import bytes_encoder
 
 CASES = [
     (n, max_pip, partnership, opener)
@@ -23,7 +23,7 @@ CASES = [
 
 
 @pytest.mark.parametrize(("n", "max_pip", "partnership", "opener"), CASES)
-def test_fast_encoder_equals_encode_over_random_play(
+def test_bytes_encoder_equals_encode_over_random_play(
     n: int, max_pip: int, partnership: bool, opener: str
 ) -> None:
     """Every seat's vector in every position of random matches (passes, hand ends, new
@@ -38,7 +38,7 @@ def test_fast_encoder_equals_encode_over_random_play(
     seen_pass = seen_over = False
     for seed in range(6):
         env.reset(seed=seed)
-        enc = fast_encoder(env.config)
+        enc = bytes_encoder(env.config)
         while env.agents:
             game = env.game
             seen_over |= game.episode_over
@@ -59,18 +59,18 @@ def test_fast_encoder_equals_encode_over_random_play(
         assert seen_pass
 
 
-def test_fast_encoder_scores_and_target_exact() -> None:
+def test_bytes_encoder_scores_and_target_exact() -> None:
     """Large scores and targets come out as float32 exactly as numpy stores them."""
     env = block_env.raw_env(target_score=1_000_001)
     env.reset(seed=3, options={"scores": [999_999, 12_345]})
     for seat in (0, 1):
         assert (
-            fast_encoder(env.config)(env.game, seat).tobytes()
+            bytes_encoder(env.config)(env.game, seat).tobytes()
             == encode(env.config, env.game, seat).tobytes()
         )
 
 
-def test_env_with_fast_encoder_copies_and_pickles() -> None:
+def test_env_with_bytes_encoder_copies_and_pickles() -> None:
     """deepcopy and pickle of the env keep the shared encoder and the observations."""
     env = block_env.raw_env(num_players=3)
     env.reset(seed=5)

@@ -1,11 +1,12 @@
-"""The observation vector of ``observation.encode``, built faster for the AEC env's hot path.
+"""The observation vector of ``observation.encode`` joined from ready-made bytes: the AEC env's
+fast path.
 
 ``encode`` writes about twenty numpy elements one by one; each write costs as much as
 joining a few byte strings. Here every field is looked up as ready-made float32 bytes
 (tile masks in two halves, the ends by their values, voids and one-hots by index), the
 few numbers (tile counts, scores, tiles out of play) are packed with ``struct``, and the
 joined bytes become one array. The result equals ``encode(config, state, seat)`` bit for
-bit (checked by tests/test_fast_observation.py over random play on every tile set).
+bit (checked by tests/test_bytes_encoder.py over random play on every tile set).
 
 The env calls ``observation_bytes`` with a memo it empties whenever the hand changes: the
 tail of the vector after the voids (scores, target, leader, to_act, seats, partnership,
@@ -25,11 +26,11 @@ from operator import itemgetter
 import numpy as np
 
 from block_env.config import BlockConfig
-from block_env.observation import MAX_SEATS
+from block_env.observation.layout import MAX_SEATS
 from block_env.rules import EMPTY, State
 from block_env.tiles import tile_set
 
-__all__ = ["FastEncoder", "fast_encoder"]
+__all__ = ["BytesEncoder", "bytes_encoder"]
 
 _PACK1 = struct.Struct("=f").pack
 
@@ -63,10 +64,10 @@ def _tables(max_pip: int) -> tuple:
     return t, w, (1 << w) - 1, low, high, v, ends, empty, voids
 
 
-class FastEncoder:
+class BytesEncoder:
     """``encode`` for one game configuration: ``encoder(state, seat)`` is a read-only
     float32 array equal to ``encode(config, state, seat)`` (copy it before handing out).
-    Immutable and shared (see ``fast_encoder``); copies and pickles refer to the shared one."""
+    Immutable and shared (see ``bytes_encoder``); copies and pickles refer to the shared one."""
 
     def __init__(self, num_players: int, max_pip: int, target: int, partnership: bool) -> None:
         n = num_players
@@ -101,7 +102,7 @@ class FastEncoder:
     def __reduce__(self) -> tuple:
         return (_encoder, self._key)
 
-    def __deepcopy__(self, memo: dict) -> FastEncoder:
+    def __deepcopy__(self, memo: dict) -> BytesEncoder:
         return self
 
     def __call__(self, state: State, seat: int) -> np.ndarray:
@@ -170,7 +171,7 @@ class FastEncoder:
         )
 
 
-def _observation_joiner(enc: FastEncoder, seat: int) -> Callable[..., bytes]:
+def _observation_joiner(enc: BytesEncoder, seat: int) -> Callable[..., bytes]:
     """``(hands, played, left, right, voids, rest) -> bytes`` of the observation of
     ``seat``: hand, line, ends, tile counts and voids by relative seat, then ``rest``. One
     closure per observer and player count, its tables and the relative order of the seats
@@ -243,10 +244,10 @@ def _observation_joiner(enc: FastEncoder, seat: int) -> Callable[..., bytes]:
 
 
 @cache
-def _encoder(num_players: int, max_pip: int, target: int, partnership: bool) -> FastEncoder:
-    return FastEncoder(num_players, max_pip, target, partnership)
+def _encoder(num_players: int, max_pip: int, target: int, partnership: bool) -> BytesEncoder:
+    return BytesEncoder(num_players, max_pip, target, partnership)
 
 
-def fast_encoder(config: BlockConfig) -> FastEncoder:
+def bytes_encoder(config: BlockConfig) -> BytesEncoder:
     """The shared encoder of ``config``'s observations."""
     return _encoder(config.num_players, config.max_pip, config.target, bool(config.partnership))
