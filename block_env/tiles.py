@@ -153,6 +153,13 @@ class TileSet:
         a, b = self.tiles[tile]
         return f"[{a}|{b}]"
 
+    def short_action(self, action: int) -> str:
+        """Compact action for move lists: ``'1-2L'``, ``'1-2R'`` or ``'P'`` (pass)."""
+        if action == self.pass_action:
+            return "P"
+        a, b = self.tiles[action // 2]
+        return f"{a}-{b}{'LR'[action % 2]}"
+
 
 _NAMES = {2: "two", 3: "three", 4: "four", 5: "five", 6: "six"}
 

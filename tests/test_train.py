@@ -230,16 +230,20 @@ def test_gae_follows_each_seats_own_decisions() -> None:
     assert adv_half[0, 0] == pytest.approx(-0.3 + 0.5 * 1.8)
 
 
-def test_greedy_batch_matches_the_greedy_bot() -> None:
+@pytest.mark.parametrize("max_pip", [3, 6])
+def test_trainer_opponents_play_as_the_greedy_and_random_bots(max_pip: int) -> None:
     from agents.baselines import GreedyAgent
+    from block_env.tiles import tile_set
 
+    width = tile_set(max_pip).num_actions
     rng = np.random.default_rng(0)
-    masks = (rng.random((300, 57)) < 0.1).astype(np.int8)
-    masks[masks.sum(1) == 0, 56] = 1
+    masks = (rng.random((300, width)) < 0.1).astype(np.int8)
+    masks[masks.sum(1) == 0, width - 1] = 1
     bot = GreedyAgent()
-    expected = [bot.act({"observation": np.zeros(122), "action_mask": m}) for m in masks]
-    assert ppo.greedy_actions(masks).tolist() == expected
-    picks = ppo.random_actions(rng, masks)
+    expected = [bot.act({"observation": np.zeros(1), "action_mask": m}) for m in masks]
+    opponents = ppo.Opponents(["greedy", "random"], np.random.default_rng(1))
+    assert opponents.act("greedy", masks, masks, None).tolist() == expected
+    picks = opponents.act("random", masks, masks, None)
     assert np.all(masks[np.arange(300), picks] == 1)
 
 

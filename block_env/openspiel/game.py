@@ -29,7 +29,7 @@ import pyspiel
 from block_env import rules
 from block_env.config import BlockConfig
 from block_env.observation import decode, encode
-from block_env.openspiel.tileset import TileSet, make_config, tile_set_of
+from block_env.tiles import TileSet, mask_of
 
 GAME_NAME = "python_block_env"
 DEFAULT_PARAMS: dict[str, Any] = {
@@ -75,15 +75,17 @@ class BlockGame(pyspiel.Game):
             raise ValueError(
                 f"unknown parameters {sorted(unknown)}: use {', '.join(DEFAULT_PARAMS)}"
             )
-        self.config: BlockConfig = make_config(
+        self.config: BlockConfig = BlockConfig(  # one hand, zero-sum points
             num_players=int(merged["num_players"]),
-            max_pip=int(merged["max_pip"]),
-            hand_size=int(merged["hand_size"]),
-            partnership=bool(merged["partnership"]),
             opener=str(merged["opener"]),
+            episode="hand",
+            partnership=bool(merged["partnership"]),
+            reward="zero_sum",
+            max_pip=int(merged["max_pip"]),
+            hand_size=int(merged["hand_size"]) or None,
         )
-        self.tiles: TileSet = tile_set_of(self.config)
-        n, k, t = self.config.num_players, self.config.hand_size, self.tiles.count
+        self.tiles: TileSet = self.config.tiles
+        n, k, t = self.config.num_players, self.config.hand_size, self.tiles.num_tiles
         heaviest = sorted((a + b for a, b in self.tiles.tiles), reverse=True)
         bound = float(sum(heaviest[: min(t, (n - 1) * k)]))
         self.move_limit = max_moves(n, k)
@@ -122,13 +124,13 @@ class BlockState(pyspiel.State):
         # without the Python attributes.
         self.config = game.config
         self.tiles = game.tiles
-        self.num_actions = 2 * game.tiles.count + 1
+        self.num_actions = 2 * game.tiles.num_tiles + 1
         n = self.config.num_players
         self.leader: int | None = None if self.config.opener == "rotate" else -1
         self.dealt: list[list[int]] = [[] for _ in range(n)]  # tiles per seat, ascending
         self.state: rules.State | None = None  # set once the deal is complete
         self.moves: list[int] = []  # player actions, in order
-        self._left = list(range(game.tiles.count))  # tiles not dealt yet, ascending
+        self._left = list(range(game.tiles.num_tiles))  # tiles not dealt yet, ascending
         self._advance()
 
     def __deepcopy__(self, memo: dict) -> BlockState:
@@ -184,7 +186,7 @@ class BlockState(pyspiel.State):
                 return
             for t in cands:
                 self._deal_tile(t)
-        hands = tuple(self.tiles.mask(h) for h in self.dealt)
+        hands = tuple(mask_of(h) for h in self.dealt)
         lead = self.leader if self.leader >= 0 else 0
         self.state = rules.start_hand(self.config, hands, lead, (0,) * n)
         self.leader = self.state.leader
@@ -222,8 +224,8 @@ class BlockState(pyspiel.State):
         if player == pyspiel.PlayerId.CHANCE:
             if self.leader is None:
                 return f"lot: seat {action} leads"
-            return f"deal {self.tiles.name(action)} to seat {self._dealing_seat()}"
-        return self.tiles.describe(action)
+            return f"deal {self.tiles.tile_str(action)} to seat {self._dealing_seat()}"
+        return self.tiles.describe_action(action)
 
     def is_terminal(self) -> bool:
         """True once the hand has ended (domino or block)."""
@@ -237,17 +239,17 @@ class BlockState(pyspiel.State):
 
     def __str__(self) -> str:
         tiles = self.tiles
-        hands = " / ".join(" ".join(tiles.name(t) for t in h) for h in self.dealt)
-        moves = " ".join(tiles.short(a) for a in self.moves)
+        hands = " / ".join(" ".join(tiles.tile_str(t) for t in h) for h in self.dealt)
+        moves = " ".join(tiles.short_action(a) for a in self.moves)
         return f"leader {self.leader} | hands {hands} | moves {moves}"
 
     # -- views used by the observer and by the policies -----------------------------------
     def information_key(self, player: int) -> str:
         """Perfect-recall information state of ``player`` as a string."""
         tiles = self.tiles
-        hand = " ".join(tiles.name(t) for t in self.dealt[player])
+        hand = " ".join(tiles.tile_str(t) for t in self.dealt[player])
         lead = "?" if self.leader is None or self.state is None else str(self.leader)
-        moves = " ".join(tiles.short(a) for a in self.moves)
+        moves = " ".join(tiles.short_action(a) for a in self.moves)
         return f"p{player} hand {hand} leader {lead} moves {moves}"
 
     def env_observation(self, player: int) -> dict[str, np.ndarray]:
@@ -273,7 +275,7 @@ class BlockObserver:
             )
         self.game = game
         self.perfect_recall = bool(iig_obs_type.perfect_recall)
-        n, t = game.num_players(), game.tiles.count
+        n, t = game.num_players(), game.tiles.num_tiles
         if self.perfect_recall:
             pieces = [
                 ("player", n, (n,)),

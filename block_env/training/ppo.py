@@ -61,7 +61,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from agents.baselines import rule_actions
+from agents.baselines import greedy_actions, random_actions, rule_actions
 from agents.policy import (
     PRIV_DIM,
     ActorCritic,
@@ -73,7 +73,6 @@ from agents.policy import (
     sample_actions,
 )
 from block_env.batched import BatchedEnv
-from block_env.tiles import PASS, PIPS
 from block_env.training.config import (
     OPPONENT_KINDS,
     TrainConfig,
@@ -107,41 +106,14 @@ from block_env.training.runs import (
 )
 
 
-# The greedy bot's preference per action (agents.baselines.GreedyAgent): heaviest tile
-# first, then the lowest action id; pass (pip sum -1) last.
-def greedy_key(pips: tuple[int, ...] | list[int]) -> np.ndarray:
-    """Sort key of each action for the greedy bot: a tile's pips, lowest id on ties, pass
-    last (``pips`` in the set's tile order)."""
-    passes = 2 * len(pips)
-    key = np.array([pips[a // 2] for a in range(passes)] + [-1], dtype=np.float64) * 100.0
-    return key - np.arange(passes + 1) * 0.01
-
-
-_GREEDY_KEY = greedy_key(PIPS)
-assert len(_GREEDY_KEY) == PASS + 1
-
-
-def greedy_actions(mask: np.ndarray, key: np.ndarray = _GREEDY_KEY) -> np.ndarray:
-    """The greedy bot on a batch of masks (heaviest legal tile, lowest action id on ties)."""
-    return np.where(mask > 0, key, -np.inf).argmax(1)
-
-
-def random_actions(rng: np.random.Generator, mask: np.ndarray) -> np.ndarray:
-    """A uniformly random legal action per row."""
-    return np.where(mask > 0, rng.random(mask.shape), -1.0).argmax(1)
-
-
 class Opponents:
     """Acts for the non-learning seats: the baselines vectorised on batches (the rule bot
     by ``agents.baselines.rule_actions``, exactly ``RuleAgent().act`` row by row), the
     snapshot network on one batch."""
 
-    def __init__(
-        self, kinds: list[str], rng: np.random.Generator, key: np.ndarray = _GREEDY_KEY
-    ) -> None:
+    def __init__(self, kinds: list[str], rng: np.random.Generator) -> None:
         self.kinds = kinds
         self.rng = rng
-        self.greedy_key = key  # the greedy bot's action order for the game's tile set
 
     def act(
         self,
@@ -153,7 +125,7 @@ class Opponents:
         if kind == "random":
             return random_actions(self.rng, mask)
         if kind == "greedy":
-            return greedy_actions(mask, self.greedy_key)
+            return greedy_actions(mask)
         if kind == "rules":
             return rule_actions(obs, mask)
         return policy(obs, mask)  # self / snapshot: a network
@@ -213,7 +185,7 @@ class Collector:
         self.kinds = kinds
         w = np.array([cfg.opponents[k] for k in kinds], dtype=np.float64)
         self.weights = w / w.sum()
-        self.opponents = Opponents(kinds, rng, greedy_key(self.env.config.tiles.pips))
+        self.opponents = Opponents(kinds, rng)
         self.generator = torch.Generator(device="cpu")
         self.generator.manual_seed(cfg.seed if seed is None else seed)
         B = self.num_envs
