@@ -1,28 +1,29 @@
-"""PettingZoo AEC environment for Block dominoes over the pure rules engine.
+"""The PettingZoo AEC environment of Block dominoes, over the pure rules engine (``rules``).
 
-Version History
----------------
-* v1: ``infos`` hold the same flat keys at every step from ``reset`` on (``hand_over``,
-  ``hand_winner``, ``hand_blocked``, ``hand_pips``, ``hand_points``, ``match_over``,
-  ``match_winner``, ``match_winners``: numbers and fixed-shape arrays, never ``None`` nor a
-  nested dict) instead of ``hand_result``/``match_winner`` on the steps that end a hand;
-  ``observe`` hands out fresh arrays and legality is decided from the game alone (a mask the
-  caller wrote into is never trusted, by ``raw_env`` nor by ``env()``'s illegal-move
-  wrapper); ``copy.deepcopy`` and pickle keep the position; ``reset`` refuses non-int tiles,
-  hands that are not lists and negative or non-int seeds (``ValueError``), and accepts seeds
-  of any size; ``step(None)`` once every agent is done warns and does nothing.
-* v1 (later, compatible): ``max_pip`` and ``hand_size`` pick the tile set and the hand
-  size; the spaces follow the set (the defaults keep every space, observation, mask and deal
-  as before).
-* v1 (later, compatible): ``env()`` is one wrapper (a subclass of PettingZoo's
-  ``OrderEnforcingWrapper``) doing the classic stack's checks, errors, warnings and -1 on an
-  illegal move in the same order, instead of three stacked wrappers; observations are
-  built faster, equal bit for bit.
-* v1 (later, compatible): ``obs_type="information_state"`` appends the current hand's
-  public history to the observation (``block_env.information_state``); the default
-  ``"observation"`` is unchanged.
-* v0: initial release (Pagat individual Block, 2-4 players, variants, seat-relative
-  observations of ``observation.OBS_DIM`` floats, 57 actions).
+==================  =======================================================================
+agents              ``player_0`` .. ``player_{n-1}``, seated clockwise (n = 2, 3 or 4)
+actions             ``Discrete(2T + 1)`` for a set of T tiles: ``2 * tile + end`` (end 0 =
+                    left, 1 = right), ``2T`` = pass (57 for the standard 28 tiles)
+observations        ``{"observation": float32 (D,), "action_mask": int8 (2T + 1,)}``, seat-
+                    relative, nothing hidden (``block_env.observation``; D = 122 for the
+                    standard set); ``obs_type="information_state"`` appends the hand's public
+                    history (``block_env.information_state``)
+rewards             at each hand's end: ``zero_sum`` points (default), raw ``points``, or
+                    ``win`` (+1 / -1 per match)
+infos               the same flat keys at every step (``INFO_KEYS``): numbers and fixed-shape
+                    arrays, never ``None``
+variants            ``opener`` (``rotate`` or ``highest_double``), ``episode`` (``match`` or
+                    ``hand``), ``partnership`` (4 players, seats 0 and 2 against 1 and 3),
+                    ``target_score``, ``max_pip`` and ``hand_size`` (smaller sets)
+reset options       ``hands``, ``leader``, ``scores`` (``block_env.reset_options``)
+==================  =======================================================================
+
+``raw_env`` is the bare game; ``env()`` wraps it in PettingZoo's classic checks (an illegal
+move ends the game with -1 for the mover). ``observe`` hands out fresh arrays and legality is
+decided from the game alone, never from a mask the caller wrote into; ``copy.deepcopy`` and
+pickle keep the position, random generator included. The version (``metadata["name"]``,
+``block_env.ENV_ID``) changes only when an observation, reward or rule would differ; each
+version's changes are listed in CHANGELOG.md.
 """
 
 from __future__ import annotations
@@ -207,7 +208,7 @@ def _observation_box(config: BlockConfig, obs_type: str) -> spaces.Box:
 class raw_env(AECEnv, EzPickle):
     """Block dominoes, individual (Pagat) or partnership, as an AEC game.
 
-    See the README for the full contract: agents ``player_0..player_{n-1}`` seated
+    The contract is in the module docstring: agents ``player_0..player_{n-1}`` seated
     clockwise, ``Discrete(2T+1)`` actions for a set of T tiles (``2*tile + end``, ``2T`` =
     pass; 57 and 56 for the standard 28 tiles), observation dicts with an int8
     ``action_mask``, rewards at each hand's end, flat ``infos`` (``INFO_KEYS``).
@@ -216,7 +217,7 @@ class raw_env(AECEnv, EzPickle):
     """
 
     metadata = {
-        "name": "block_v1",
+        "name": "block-v1",  # the registry id block_env.ENV_ID without its namespace
         "render_modes": ["human", "ansi", "rgb_array"],
         "is_parallelizable": False,
         "render_fps": 1,
@@ -331,12 +332,6 @@ class raw_env(AECEnv, EzPickle):
         self.__dict__.update(state)
         self._running = _running_info(self.config.num_players)
         self._masks = _mask_table(self._num_actions)
-        # caches a pickle of an earlier version does not hold
-        self._obs_cache = {}
-        self._memo = {}
-        self.__dict__.setdefault("_zero_rewards", None)
-        self.__dict__.setdefault("_no_mask", bytes(self._num_actions))
-        self.__dict__.setdefault("_num_players", self.config.num_players)
         if self._infos_running:
             self.infos = {a: dict(self._running) for a in self.infos}
 
