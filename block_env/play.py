@@ -128,7 +128,7 @@ class Game:
         ``block_env.evaluate``): the plain observation cut out of the information state for
         an agent that reads the plain one. ValueError (with what to do) for an agent that
         reads the information state when this game's env does not hand it out."""
-        from block_env.evaluate import agent_obs_type, plain_observation
+        from block_env.agent_specs import agent_obs_type, plain_observation
         from block_env.observation import obs_layout
 
         observation = self.raw.observe(self.raw.agent_selection)
@@ -244,7 +244,7 @@ class Game:
     def _hint(self, legal: list[int], spec: str) -> None:
         """Show what agent ``spec`` would play here (built once, on its first hint)."""
         if spec not in self.hint_agents:
-            from block_env.evaluate import SetupError, build_agent
+            from block_env.agent_specs import SetupError, build_agent
 
             try:
                 self.hint_agents[spec] = build_agent(spec, self.raw, seed=0)
@@ -419,7 +419,11 @@ def parse_answer(answer: str, legal: list[int], state: Any, tiles: Any) -> int |
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(
+        prog=PROG,
+        description=__doc__.split("\n")[0],
+        epilog=f"example: {PROG} --players 3 --opponents rules block-3p --seat 1",
+    )
     p.add_argument(
         "--players", type=int, default=None, choices=(2, 3, 4), help="default 2 (4 in partnership)"
     )
@@ -453,7 +457,7 @@ def _parser() -> argparse.ArgumentParser:
 def _seat_agents(
     raw: Any, human: int, opponents: list[str], seed: int, allow_mismatch: bool
 ) -> tuple[dict[int, Any], list[str]]:
-    from block_env.evaluate import build_agent, check_game
+    from block_env.agent_specs import build_agent, check_game
 
     n = raw.config.num_players
     agents: dict[int, Any] = {}
@@ -471,7 +475,7 @@ def _seat_agents(
 def _reads_information_state(players: list[Any]) -> bool:
     """Does any of ``players`` (None: none) read the information state? SetupError for an
     ``obs_type`` that is not one of the env's."""
-    from block_env.evaluate import agent_obs_type
+    from block_env.agent_specs import agent_obs_type
 
     return any(p is not None and agent_obs_type(p) == "information_state" for p in players)
 
@@ -480,8 +484,8 @@ def main(argv: Sequence[str] | None = None, ask: Callable[[str], str] = input) -
     """The command line; returns the exit status (2 with one line for a bad setup)."""
     parser = _parser()
     args = parser.parse_args(argv)
+    from block_env.agent_specs import SetupError, build_agent
     from block_env.env import raw_env
-    from block_env.evaluate import SetupError, build_agent
 
     screen = Screen(plain=True if args.plain else None)
     record_path = None if args.record is None else Path(args.record)

@@ -138,7 +138,11 @@ def listing(record: dict[str, Any]) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """The command line; returns the exit status (0 ok, 1 mismatch, 2 bad file or option)."""
-    parser = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description=__doc__.split("\n")[0],
+        epilog=f"example: {PROG} game.json --gif game.gif --viewer 0",
+    )
     parser.add_argument("file", help="a game record (JSON) written by play, evaluate or records")
     parser.add_argument("--check", action="store_true", help="only check; print one line")
     parser.add_argument("--gif", metavar="OUT", help="write an animated GIF, one frame per move")

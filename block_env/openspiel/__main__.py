@@ -12,8 +12,15 @@ from pathlib import Path
 from typing import Any
 
 
+PROG = "python -m block_env.openspiel"
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m block_env.openspiel")
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="Exact analysis on small sets through OpenSpiel (the openspiel extra).",
+        epilog=f"example: {PROG} nashconv --max-pip 2 --hand-size 2 --cfr-iterations 100",
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     nc = sub.add_parser("nashconv", help="NashConv of bots, learners and CFR+ on a small set")
     nc.add_argument("--max-pip", type=int, default=2, help="the set [0|0]..[N|N] (2..6)")

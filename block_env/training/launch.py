@@ -1,10 +1,11 @@
 """Starting the ranks of a data-parallel run from ``python train.py ... nproc=N``.
 
 The same launcher ``torchrun --standalone --nproc-per-node=N`` uses
-(``torch.distributed.launcher.api.elastic_launch``): N copies of ``train.py`` with the same
-arguments, each told its rank by the launcher's environment variables, meeting on a free
-local port. A user never needs to learn torchrun to use every core of one machine; torchrun
-itself stays the way to span several machines or to restart failed ranks.
+(``torch.distributed.launcher.api.elastic_launch``): N copies of the training command line
+(``python -m block_env.training``) with the same arguments, each told its rank by the
+launcher's environment variables, meeting on a free local port. A user never needs to learn
+torchrun to use every core of one machine; torchrun itself stays the way to span several
+machines or to restart failed ranks.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ import os
 import signal
 import sys
 import uuid
-from pathlib import Path
 from typing import Any
 
 LAUNCHER_VARIABLE = "BLOCK_ENV_LAUNCHER"  # "nproc" in the ranks this module starts
@@ -25,8 +25,8 @@ def started_by_nproc() -> bool:
     return os.environ.get(LAUNCHER_VARIABLE) == "nproc"
 
 
-def launch_local(nproc: int, threads: int, script: Path, args: list[str]) -> int:
-    """Run ``script args`` as ``nproc`` local ranks; returns the exit status
+def launch_local(nproc: int, threads: int, args: list[str]) -> int:
+    """Run the training command line with ``args`` as ``nproc`` local ranks; returns the exit status
     (``failure_status`` when a rank failed, 130 after Ctrl-C/SIGTERM to the launcher)."""
     from torch.distributed.elastic.multiprocessing.api import SignalException
     from torch.distributed.elastic.multiprocessing.errors import ChildFailedError
@@ -48,7 +48,7 @@ def launch_local(nproc: int, threads: int, script: Path, args: list[str]) -> int
     os.environ[LAUNCHER_VARIABLE] = "nproc"
     os.environ.setdefault("OMP_NUM_THREADS", str(threads))  # no rank takes every core
     try:
-        elastic_launch(config, entrypoint=sys.executable)("-u", str(script), *args)
+        elastic_launch(config, entrypoint=sys.executable)("-u", "-m", "block_env.training", *args)
     except ChildFailedError as exc:
         return failure_status(exc.failures)
     except SignalException:  # Ctrl-C or SIGTERM to the launcher: the ranks saved and stopped
@@ -72,7 +72,8 @@ def failure_status(failures: dict[int, Any]) -> int:
                 name = signal.Signals(-code).name
             except ValueError:
                 name = f"signal {-code}"
-            print(f"train.py: rank {rank} was killed by {name}", file=sys.stderr)
+            prog = os.environ.get("BLOCK_ENV_PROG", "train.py")
+            print(f"{prog}: rank {rank} was killed by {name}", file=sys.stderr)
             return 128 - code
     code = failures[min(failures)].exitcode
     return 128 - code if code < 0 else code
