@@ -11,6 +11,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 # The patterns are assembled from pieces so that this file does not match them itself.
@@ -225,3 +227,95 @@ def test_readme_opens_with_install_train_and_test_commands() -> None:
     ci = ROOT / ".ci" / "run"
     if ci.exists():  # the README says CI runs the same test command
         assert "pytest -n 2" in ci.read_text(encoding="utf-8")
+
+
+# ------------------------------------------------------------------ README and the docs site
+
+README_MAX_LINES = 200
+
+
+def test_readme_is_short() -> None:
+    lines = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+    assert len(lines) <= README_MAX_LINES, (
+        f"README.md has {len(lines)} lines; reference text belongs in docs/ (the site)"
+    )
+
+
+def test_readme_links_name_files() -> None:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    known = set(FILES)
+    missing = []
+    for number, target in relative_links(text):
+        plain = target.split("#", 1)[0]
+        rel = ((ROOT / plain).resolve()).relative_to(ROOT).as_posix() if plain else ""
+        if plain and rel not in known:
+            missing.append(f"README.md:{number}: {target}")
+    assert not missing, "README links that name no file:\n" + "\n".join(missing)
+
+
+def _readme_example() -> str:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text.split("## Using the environment", 1)[1]
+    match = re.search(r"```python\n(.*?)```", section, re.S)
+    assert match, "the README's environment example is a python code block"
+    return match.group(1)
+
+
+def test_readme_example_runs(capsys) -> None:
+    code = _readme_example()
+    assert "agent_iter()" in code and len(code.splitlines()) <= 16
+    exec(compile(code, "README.md", "exec"), {"__name__": "readme_example"})
+    scores = capsys.readouterr().out.strip()
+    assert scores.startswith("[") and scores.endswith("]"), scores
+
+
+def _nav_pages(node) -> list[str]:
+    if isinstance(node, str):
+        return [node]
+    if isinstance(node, list):
+        return [p for item in node for p in _nav_pages(item)]
+    if isinstance(node, dict):
+        return [p for value in node.values() for p in _nav_pages(value)]
+    return []
+
+
+def _mkdocs_config() -> dict:
+    yaml = pytest.importorskip("yaml")
+    return yaml.safe_load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"))
+
+
+def test_every_nav_page_exists_and_every_page_is_in_the_nav() -> None:
+    config = _mkdocs_config()
+    assert config["docs_dir"] == "docs" and config.get("strict") is True
+    nav = _nav_pages(config["nav"])
+    assert len(nav) == len(set(nav)), "a page listed twice in the nav"
+    missing = [p for p in nav if f"docs/{p}" not in FILES]
+    assert not missing, f"nav pages that are not files: {missing}"
+    pages = {f[len("docs/") :] for f in FILES if f.startswith("docs/") and f.endswith(".md")}
+    assert not pages - set(nav), f"docs pages left out of the nav: {sorted(pages - set(nav))}"
+    for expected in ("index.md", "RULES.md", "environment.md", "training.md", "ladder.md"):
+        assert expected in nav
+
+
+def test_api_pages_name_modules_of_the_repository() -> None:
+    api = sorted(f for f in FILES if f.startswith("docs/api/") and f.endswith(".md"))
+    assert {Path(f).stem for f in api} >= {
+        "env",
+        "rules",
+        "batched",
+        "agents",
+        "training",
+        "evaluation",
+    }
+    for page in api:
+        modules = re.findall(r"^::: ([\w.]+)\s*$", text_of(page) or "", re.M)
+        assert modules, f"{page} documents no module"
+        for module in modules:
+            path = module.replace(".", "/")
+            assert f"{path}.py" in FILES or f"{path}/__init__.py" in FILES, (page, module)
+
+
+def test_ci_builds_the_docs_strictly() -> None:
+    script = (ROOT / ".ci" / "extra-docs").read_text(encoding="utf-8")
+    assert '".[docs]"' in script and "mkdocs build --strict" in script
+    assert ".ci/extra-docs" in (ROOT / ".ci" / "run").read_text(encoding="utf-8")
