@@ -1,6 +1,6 @@
 """``BatchedEnv``: B independent Block games stepped together, numpy or torch.
 
-Contract (the README repeats it):
+Contract (docs/batched.md describes it with examples):
 
 * ``BatchedEnv(num_envs, backend="numpy"|"torch", device="cpu", auto_pass=False,
   deal_source="fast"|"aec", obs_type="observation"|"information_state",
