@@ -46,6 +46,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from block_env.agent_specs import SET_KEYS
 from block_env.config import BlockConfig, default_hand_size
 from block_env.information_state import OBS_TYPES, check_obs_type, history_slots
 from block_env.observation import MAX_SEATS, OBS_DIM, layout_for_dim, obs_dim_for
@@ -61,7 +62,6 @@ SHIPPED: dict[str, str] = {
 }
 ACTIVATIONS: dict[str, type[nn.Module]] = {"relu": nn.ReLU, "tanh": nn.Tanh, "gelu": nn.GELU}
 GAME_KEYS = ("num_players", "opener", "episode", "partnership", "target_score", "reward")
-SET_KEYS = ("max_pip", "hand_size")  # recorded only when not the default set and hand size
 EXPECTED_FILE = "a block-env policy or train.py checkpoint written by torch.save"
 
 

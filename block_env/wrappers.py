@@ -44,8 +44,8 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from block_env.agent_specs import agent_label, agent_obs_type, build_agent, plain_observation
 from block_env.env import raw_env
-from block_env.evaluate import agent_label, agent_obs_type, build_agent, plain_observation
 from block_env.information_state import check_obs_type, information_state_bounds
 from block_env.observation import obs_layout
 

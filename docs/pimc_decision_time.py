@@ -17,8 +17,8 @@ import time
 import numpy as np
 
 import agents
+from block_env.agent_specs import build_agent
 from block_env.env import raw_env
-from block_env.evaluate import build_agent
 
 
 def measure(spec: str, deals: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:

@@ -1,4 +1,4 @@
-"""The trainer's batched evaluation (``block_env.training.batch_eval``) against the AEC
+"""The trainer's batched evaluation (``block_env.evaluation.batched``) against the AEC
 evaluation (``block_env.evaluate``): the same deals, seatings and statistics."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import torch
 
 from agents.baselines import RuleAgent, greedy_actions
 from agents.policy import ActorCritic, NetConfig, PolicyAgent
-from block_env.evaluate import evaluate
-from block_env.training.batch_eval import evaluate_batched, zero_sum_rewards
+from block_env.evaluation import evaluate, prepare
+from block_env.evaluation.batched import evaluate_batched, zero_sum_rewards
 from block_env.training.config import TrainConfig, game_of
 from block_env.training.results import evaluate_against, evaluate_agent
 
@@ -127,3 +127,17 @@ def test_bad_arguments_are_refused():
         evaluate_batched(agent, {**single_hand(num_players=2), "episode": "match"}, "rules", 10, 0)
     with pytest.raises(ValueError, match="positive int"):
         evaluate_batched(agent, single_hand(num_players=2), "rules", 0, 0)
+
+
+@pytest.mark.parametrize("kw", GAMES[:4], ids=lambda kw: "-".join(f"{k}{v}" for k, v in kw.items()))
+def test_a_hand_episode_is_one_match_won_by_the_hand_winners(kw):
+    """What the batched evaluation's per-deal totals take for granted: in single hands the
+    AEC play counts one seat-match per seat-hand, won exactly by the seats that won it."""
+    from block_env.evaluation.duplicate import play_deals
+    from block_env.evaluation.results import DEAL_KEYS
+
+    plan = prepare(["rules", "greedy"], hands=120, seed=5, **kw)
+    totals = play_deals(plan, 0, plan.deals, None)
+    assert sorted(totals) == sorted(DEAL_KEYS)
+    np.testing.assert_array_equal(totals["seat_matches"], totals["seat_hands"])
+    np.testing.assert_array_equal(totals["match_wins"], totals["seat_wins"])

@@ -454,3 +454,36 @@ def test_summary_is_the_agents_headline_figures():
             "hands": 8,
         }
     assert res.summary(0)["margin"] == -res.summary(1)["margin"]
+
+
+def test_the_evaluate_module_is_the_package_and_imports_no_agents() -> None:
+    """``block_env.evaluate`` re-exports ``block_env.evaluation`` and ``block_env.agent_specs``
+    (the same objects), and importing it loads neither ``agents`` nor torch."""
+    import subprocess
+    import sys
+
+    import block_env.agent_specs as specs
+    import block_env.evaluate as ev
+    import block_env.evaluation as evaluation
+
+    for name in set(ev.__all__) - {"PROG", "main"}:  # main runs under ev.PROG
+        home = evaluation if hasattr(evaluation, name) else specs
+        assert getattr(ev, name) is getattr(home, name), name
+    code = (
+        "import sys, block_env.evaluate, block_env.wrappers, block_env.play\n"
+        "print(sorted(m for m in ('agents', 'torch') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_the_command_name_in_messages_is_the_modules_prog(monkeypatch, capsys) -> None:
+    """The ``block-env evaluate`` console script sets ``block_env.evaluate.PROG``."""
+    import block_env.evaluate as ev
+
+    monkeypatch.setattr(ev, "PROG", "block-env evaluate")
+    assert ev.main(["rules"]) == 2
+    assert capsys.readouterr().err.startswith("block-env evaluate: error: give two or more")
+    with pytest.raises(SystemExit):
+        ev.main(["--help"])
+    assert capsys.readouterr().out.startswith("usage: block-env evaluate ")

@@ -22,6 +22,7 @@ from block_env.evaluate import (
     ladder,
     main,
 )
+from block_env.evaluation import runner
 
 
 def _assert_same_figures(serial: ev.EvalResult, parallel: ev.EvalResult) -> None:
@@ -102,7 +103,7 @@ def test_the_progress_bar_advances_chunk_by_chunk(monkeypatch: pytest.MonkeyPatc
         def close(self) -> None:
             pass
 
-    monkeypatch.setattr(ev, "_progress", lambda total, enabled, desc: Bar())
+    monkeypatch.setattr(runner, "progress_bar", lambda total, enabled, desc: Bar())
     res = evaluate(["rules", "greedy"], hands=60, workers=2, progress=True)
     assert sum(updates) == res.hands == 60
     assert len(updates) == len(chunk_bounds(res.deals, 2)) == 16

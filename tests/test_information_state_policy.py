@@ -25,9 +25,9 @@ from block_env import raw_env
 from block_env.batched import BatchedEnv
 from block_env.config import BlockConfig
 from block_env.evaluate import SetupError, evaluate, prepare
+from block_env.evaluation.batched import evaluate_batched
 from block_env.information_state import history_slots, information_state_dim
 from block_env.observation import obs_layout
-from block_env.training.batch_eval import evaluate_batched
 
 GAMES = [
     {"num_players": 2},

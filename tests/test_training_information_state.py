@@ -23,8 +23,8 @@ import agents  # noqa: E402
 import train  # noqa: E402
 from agents.policy import ActorCritic, NetConfig, summarize_history  # noqa: E402
 from block_env.evaluate import evaluate  # noqa: E402
+from block_env.evaluation.batched import evaluate_batched  # noqa: E402
 from block_env.training import ppo  # noqa: E402
-from block_env.training.batch_eval import evaluate_batched  # noqa: E402
 from block_env.training.config import game_of, load_config, obs_of  # noqa: E402
 from block_env.training.errors import BadCheckpoint, ConfigError  # noqa: E402
 from block_env.training.runs import RunFolder  # noqa: E402

@@ -23,7 +23,7 @@ def evaluate_against(
     the batched engine (``block_env.training.batch_eval``): the AEC evaluation's deals,
     seatings and statistics, all games of one opponent at once."""
     from agents.policy import ActorCritic, PolicyAgent
-    from block_env.training.batch_eval import evaluate_batched
+    from block_env.evaluation.batched import evaluate_batched
 
     cpu_model = ActorCritic(
         model.net, **({"max_pip": cfg.max_pip} if set_of(cfg) else {}), **obs_of(cfg)
@@ -54,7 +54,7 @@ def evaluate_agent(
     agent: Any, cfg: TrainConfig, opponents: list[str], hands: int, seed: int
 ) -> dict[str, dict[str, Any]]:
     """``agent`` (one seat) vs each opponent on duplicate deals: margin and hand-win CIs."""
-    from block_env.evaluate import evaluate
+    from block_env.evaluation import evaluate
 
     out = {}
     for opp in opponents:

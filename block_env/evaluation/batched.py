@@ -1,17 +1,19 @@
 """Duplicate-deal evaluation of a policy against a baseline bot on the batched engine.
 
-The same evaluation as ``block_env.evaluate.evaluate([agent, opponent], ...)`` with
+The same evaluation as ``block_env.evaluation.evaluate([agent, opponent], ...)`` with
 ``episode="hand"`` (the figures keep their meaning: zero-sum points per hand for the agent's
 seats with a 95% CI over deals, the share of seat-hands won), but every game of it is played
 at once in one ``block_env.batched.BatchedEnv``, the agent and the bot each acting on one
-batch per step, instead of one AEC game and one network call per decision at a time.
+batch per step, instead of one AEC game and one network call per decision at a time. The
+trainer evaluates its policy with it.
 
 The deals are the AEC evaluation's: each seat rotation ``r`` plays in its own batched env
 with ``deal_source="aec"``, so its game ``d`` gets the lot and deal of
 ``raw_env().reset(seed=seed + d)``, and the agent at lineup position ``p`` sits at seat
-``(p + r) % n`` (the lineup of ``block_env.evaluate.default_lineup``).
+``(p + r) % n`` (the lineup of ``block_env.agent_specs.default_lineup``).
 Rewards are rebuilt in float64 from the hand's points exactly as the AEC env computes them
-and summed in the AEC evaluation's order, so a deterministic agent against ``greedy`` or
+and summed in the AEC evaluation's order into the same per-deal totals, from which
+``eval_result`` computes the statistics, so a deterministic agent against ``greedy`` or
 ``rules`` gets exactly the AEC evaluation's figures; ``random`` draws from its own generator
 (the same distribution, other draws).
 
@@ -30,16 +32,10 @@ from typing import Any
 import numpy as np
 
 from agents.baselines import greedy_actions, random_actions, rule_actions
+from block_env.agent_specs import agent_obs_type, default_lineup
 from block_env.batched import BatchedEnv
 from block_env.config import BlockConfig
-from block_env.evaluate import (
-    AgentStats,
-    EvalResult,
-    agent_obs_type,
-    default_lineup,
-    proportion_estimate,
-    ratio_estimate,
-)
+from block_env.evaluation.results import EvalResult, eval_result
 from block_env.observation import obs_layout
 
 BATCHED_BASELINES = ("random", "greedy", "rules")
@@ -87,7 +83,7 @@ def evaluate_batched(
     """``agent`` (an object with ``act_batch(obs, mask) -> actions`` on numpy batches, e.g.
     ``agents.policy.PolicyAgent``) against the baseline ``opponent`` on ``hands`` hands
     (rounded up to whole deals) of the single-hand game ``game`` (``raw_env`` keywords with
-    ``episode="hand"``), as ``block_env.evaluate.evaluate`` with the default lineup. The
+    ``episode="hand"``), as ``block_env.evaluation.evaluate`` with the default lineup. The
     agent plays on the observation its ``obs_type`` attribute names (default
     ``"observation"``); the bot always on the plain observation."""
     game = dict(game)
@@ -140,29 +136,30 @@ def evaluate_batched(
         winner[new] = np.concatenate([o[5]["hand_winner"] for o in out])[new]
         done |= terminated
     rewards = zero_sum_rewards(config, points, winner)
-    return _result(config, lineup, [name, opponent], rewards, winner, at_seat, deals, seed, start)
+    per_deal = _deal_totals(config, rewards, winner, at_seat, deals, k=2)
+    return eval_result(
+        [name, opponent], lineup, config, "hand", seed, per_deal, time.perf_counter() - start
+    )
 
 
-def _result(
+def _deal_totals(
     config: BlockConfig,
-    lineup: list[int],
-    names: list[str],
     rewards: np.ndarray,
     winner: np.ndarray,
     at_seat: np.ndarray,
     deals: int,
-    seed: int,
-    start: float,
-) -> EvalResult:
-    """The statistics of ``block_env.evaluate.run`` from the per-game outcomes, summed per
-    deal in its order (rotation, then seat)."""
+    k: int,
+) -> dict[str, np.ndarray]:
+    """The per-deal totals of ``block_env.evaluation.duplicate.play_deals`` (``DEAL_KEYS``)
+    from the per-game outcomes of ``k`` agents, summed per deal in its order (rotation,
+    then seat). Each game is one hand, so it is also one match won by the hand's winners."""
     n = config.num_players
     teams = np.array(config.teams)
-    k = len(names)
     reward = np.zeros((deals, k))
     seat_hands = np.zeros((deals, k))
     seat_wins = np.zeros((deals, k))
     side_wins = np.zeros((deals, k))
+    ties = np.zeros(deals)
     deal_rows = np.arange(deals)
     for r in range(n):
         g = r * deals + deal_rows
@@ -177,42 +174,14 @@ def _result(
                 seat_wins[here & won, agent] += 1
                 sides[here & won, agent] = True
         side_wins += sides
-    stats = [
-        AgentStats(
-            name=names[a],
-            seat_hands=int(seat_hands[:, a].sum()),
-            margin=ratio_estimate(reward[:, a], seat_hands[:, a]),
-            hand_win=proportion_estimate(seat_wins[:, a], seat_hands[:, a]),
-            match_win=None,
-            seat_matches=int(seat_hands[:, a].sum()),  # each hand is a match here
-        )
-        for a in range(k)
-    ]
-    ties = np.zeros(deals)
-    for r in range(n):
-        ties += winner[r * deals + deal_rows] < 0
-    return EvalResult(
-        agents=list(names),
-        lineup=list(lineup),
-        config={
-            "num_players": n,
-            "episode": "hand",
-            "opener": config.opener,
-            "partnership": config.partnership,
-            "target": config.target,
-            "seed": seed,
-        },
-        deals=deals,
-        hands=deals * n,
-        matches=0,
-        seconds=time.perf_counter() - start,
-        stats=stats,
-        per_deal={
-            "reward": reward,
-            "seat_hands": seat_hands,
-            "seat_wins": seat_wins,
-            "side_wins": side_wins,
-            "hands": np.full(deals, float(n)),
-            "ties": ties,
-        },
-    )
+        ties += winner[g] < 0
+    return {
+        "reward": reward,
+        "seat_hands": seat_hands,
+        "seat_wins": seat_wins,
+        "side_wins": side_wins,
+        "seat_matches": seat_hands.copy(),
+        "match_wins": seat_wins.copy(),
+        "hands": np.full(deals, float(n)),
+        "ties": ties,
+    }
