@@ -56,7 +56,7 @@ FORMAT = "block-policy/1"
 POLICY_DIR = Path(__file__).resolve().parent / "policies"
 SHIPPED: dict[str, str] = {
     "block-2p": "block-2p.pt",
-    "block-2p-plain": "block-2p-plain.pt",  # the earlier block-2p (plain observation)
+    "block-2p-plain": "block-2p-plain.pt",  # block-2p's recipe on the plain observation
     "block-3p": "block-3p.pt",
     "block-4p": "block-4p.pt",
 }

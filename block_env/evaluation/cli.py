@@ -32,9 +32,11 @@ class _Parser(argparse.ArgumentParser):
 
 def _parser(prog: str = PROG) -> argparse.ArgumentParser:
     """The command's arguments, under the name ``prog``."""
+    example = "--players 3" if prog.endswith("ladder") else "block-2p rules --hands 4000"
     p = _Parser(
         prog=prog,
         description="Evaluate Block agents on duplicate deals (seats rotated), or run a ladder.",
+        epilog=f"example: {prog} {example}",
     )
     p.add_argument(
         "agents",

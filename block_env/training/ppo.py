@@ -25,7 +25,7 @@ What happens:
    minutes instead of tens of minutes.
 4. Every ``eval_every`` updates the greedy policy plays the baselines on duplicate deals
    (the deals, seatings and statistics of ``block_env.evaluate``, all games at once on the
-   batched engine: ``block_env.training.batch_eval``); TensorBoard, checkpoints
+   batched engine: ``block_env.evaluation.batched``); TensorBoard, checkpoints
    (``--resume``) and the progress bar follow. At the end: ``policy.pt`` (the best
    evaluated policy when ``keep_best``), the final evaluation table
    (``eval.txt``/``eval.json``) and ``curve.png`` in the run folder.

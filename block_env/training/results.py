@@ -20,7 +20,7 @@ def evaluate_against(
     model: Any, cfg: TrainConfig, opponents: list[str], hands: int, seed: int
 ) -> dict[str, dict[str, float]]:
     """Greedy policy vs each baseline on duplicate deals: margin and hand-win CIs. Played on
-    the batched engine (``block_env.training.batch_eval``): the AEC evaluation's deals,
+    the batched engine (``block_env.evaluation.batched``): the AEC evaluation's deals,
     seatings and statistics, all games of one opponent at once."""
     from agents.policy import ActorCritic, PolicyAgent
     from block_env.evaluation.batched import evaluate_batched
