@@ -17,6 +17,23 @@ from typing import Any
 from block_env.config import BlockConfig
 
 ALIASES: dict[str, str] = {"pimc-20": "pimc:worlds=20", "pimc-100": "pimc:worlds=100"}
+__all__ = [
+    "ALIASES",
+    "FIT_KEYS",
+    "SCORE_KEYS",
+    "SET_KEYS",
+    "AgentSpec",
+    "SetupError",
+    "agent_label",
+    "agent_obs_type",
+    "build_agent",
+    "check_game",
+    "default_lineup",
+    "parse_spec",
+    "plain_observation",
+    "unique_labels",
+]
+
 AgentSpec = Any  # an object with act(observation) -> int, or a spec string
 FIT_KEYS = ("num_players", "partnership", "opener")  # a policy must be trained for these
 # A game's tile set and hand size: a policy file records them, and a policy must fit them,

@@ -11,91 +11,23 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterable
+from typing import Any
 
-from block_env.agent_specs import (
-    ALIASES,
-    FIT_KEYS,
-    SCORE_KEYS,
-    SET_KEYS,
-    AgentSpec,
-    SetupError,
-    agent_label,
-    agent_obs_type,
-    build_agent,
-    check_game,
-    default_lineup,
-    parse_spec,
-    plain_observation,
-)
-from block_env.evaluation import (
-    CHUNKS_PER_WORKER,
-    LADDER_AGENTS,
-    PER_DEAL_KEYS,
-    Z95,
-    AgentStats,
-    Estimate,
-    EvalPlan,
-    EvalResult,
-    LadderResult,
-    bradley_terry,
-    bradley_terry_ci,
-    check_workers,
-    chunk_bounds,
-    chunk_seeds,
-    deal_statistics,
-    evaluate,
-    ladder,
-    ladder_specs,
-    prepare,
-    proportion_estimate,
-    ratio_estimate,
-    run,
-    wilson_interval,
-)
+from block_env import agent_specs as _specs
+from block_env import evaluation as _evaluation
 from block_env.evaluation import cli as _cli
 
-__all__ = [
-    "ALIASES",
-    "CHUNKS_PER_WORKER",
-    "FIT_KEYS",
-    "LADDER_AGENTS",
-    "PER_DEAL_KEYS",
-    "PROG",
-    "SCORE_KEYS",
-    "SET_KEYS",
-    "Z95",
-    "AgentSpec",
-    "AgentStats",
-    "Estimate",
-    "EvalPlan",
-    "EvalResult",
-    "LadderResult",
-    "SetupError",
-    "agent_label",
-    "agent_obs_type",
-    "bradley_terry",
-    "bradley_terry_ci",
-    "build_agent",
-    "check_game",
-    "check_workers",
-    "chunk_bounds",
-    "chunk_seeds",
-    "deal_statistics",
-    "default_lineup",
-    "evaluate",
-    "ladder",
-    "ladder_specs",
-    "main",
-    "parse_spec",
-    "plain_observation",
-    "prepare",
-    "proportion_estimate",
-    "ratio_estimate",
-    "run",
-    "wilson_interval",
-]
+__all__ = sorted({*_evaluation.__all__, *_specs.__all__, "PROG", "main"})
 
 PROG = _cli.PROG
+
+
+def __getattr__(name: str) -> Any:
+    """The public names of ``block_env.evaluation`` and ``block_env.agent_specs``."""
+    for home in (_evaluation, _specs):
+        if name in home.__all__:
+            return getattr(home, name)
+    raise AttributeError(f"module 'block_env.evaluate' has no attribute {name!r}")
 
 
 def main(argv: Iterable[str] | None = None) -> int:

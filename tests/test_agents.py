@@ -7,6 +7,7 @@ import sys
 
 import numpy as np
 import pytest
+from helpers import CONFIGS as HELPER_CONFIGS
 
 import agents
 import block_env
@@ -15,14 +16,7 @@ from block_env.demo import play_match
 from block_env.observation import FIELDS
 from block_env.tiles import PASS, TILES
 
-CONFIGS = [
-    {"num_players": 2},
-    {"num_players": 3},
-    {"num_players": 4},
-    {"num_players": 4, "partnership": True},
-    {"num_players": 2, "opener": "highest_double"},
-    {"num_players": 3, "episode": "hand", "opener": "highest_double"},
-]
+CONFIGS = [*HELPER_CONFIGS[:5], {"num_players": 3, "episode": "hand", "opener": "highest_double"}]
 
 
 def positions(config: dict, count: int, seed: int) -> list[dict[str, np.ndarray]]:
