@@ -346,15 +346,16 @@ def hand_rewards(config: BlockConfig, state: State) -> tuple[float, ...]:
     if config.reward == "points":
         return tuple(float(p) for p in result.points)
     if config.reward == "zero_sum":
-        return _spread(config, result.winner, float(max(result.points)))
+        return spread_reward(config, result.winner, float(max(result.points)))
     # "win": only when the episode ends, +1 to the winning side
     if not state.episode_over or not state.winners:
         return (0.0,) * n
-    return _spread(config, state.winners[0], 1.0)
+    return spread_reward(config, state.winners[0], 1.0)
 
 
-def _spread(config: BlockConfig, winner: int | None, amount: float) -> tuple[float, ...]:
-    """+amount to the winner's side, the opposite split evenly over the other side(s)."""
+def spread_reward(config: BlockConfig, winner: int | None, amount: float) -> tuple[float, ...]:
+    """+amount to the winner's side, the opposite split evenly over the other side(s); all
+    zero without a winner. The reference of every zero-sum reward (ARCHITECTURE.md)."""
     n = config.num_players
     if winner is None or amount == 0.0:
         return (0.0,) * n

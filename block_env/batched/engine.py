@@ -12,7 +12,7 @@ per game (bit a = action a). The tables of the game's tile set come from ``layou
 Every operation works on all games at once, mostly through small lookup tables
 (``layout``); Python loops run only over seats (at most 4). The rules are those of
 ``block_env.rules`` and the observation is ``block_env.observation.encode`` bit for bit:
-``tests/test_batched.py`` checks both against the AEC env step by step.
+``tests/fast_paths/test_batched_vs_aec.py`` checks both against the AEC env step by step.
 
 Observations are staged as bytes, one per position, in int64 words: the head's 0/1 flags
 (hand, line, ends, voids) are packed in two bit words and unpacked by one table gather, the
@@ -477,7 +477,7 @@ class Engine:
         return rewards, terminated, info
 
     def _spread(self, winner: Any, amount: Any) -> Any:
-        """Rewards (K, n) as ``rules._spread``, float64 cast to float32: +amount to the
+        """Rewards (K, n) as ``rules.spread_reward``, float64 cast to float32: +amount to the
         winner's side, the opposite split over the other side(s); +0.0 everywhere when there
         is no winner (winner -1) or the amount is 0 (``0.0 - amount`` is +0.0 then)."""
         b = self.b

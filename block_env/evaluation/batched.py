@@ -37,6 +37,7 @@ from block_env.batched import BatchedEnv
 from block_env.config import BlockConfig
 from block_env.evaluation.results import EvalResult, eval_result
 from block_env.observation import obs_layout
+from block_env.rules import spread_reward
 
 BATCHED_BASELINES = ("random", "greedy", "rules")
 Actor = Callable[[np.ndarray, np.ndarray], np.ndarray]
@@ -58,18 +59,13 @@ def baseline_actor(name: str, seed: int) -> Actor:
 
 def zero_sum_rewards(config: BlockConfig, points: np.ndarray, winner: np.ndarray) -> np.ndarray:
     """(K, n) float64 zero-sum rewards of finished hands from their points (K, n) and
-    winning seat (K,) (-1 on a tied block), with the AEC env's arithmetic."""
-    n = config.num_players
-    amount = points.max(1).astype(np.float64)
-    teams = np.array(config.teams)
-    won = winner >= 0
-    if config.partnership:
-        same = teams[None, :] == teams[np.maximum(winner, 0)][:, None]
-        out = np.where(same, amount[:, None], -amount[:, None])
-    else:
-        loss = -amount / (n - 1)
-        out = np.where(np.arange(n)[None, :] == winner[:, None], amount[:, None], loss[:, None])
-    return np.where((won & (amount != 0.0))[:, None], out, 0.0)
+    winning seat (K,) (-1 on a tied block): ``rules.spread_reward`` row by row, in float64
+    as the AEC evaluation sums them (the engine hands out float32 rewards)."""
+    rows = [
+        spread_reward(config, int(w) if w >= 0 else None, float(p.max()))
+        for p, w in zip(points, winner, strict=True)
+    ]
+    return np.array(rows, dtype=np.float64).reshape(len(rows), config.num_players)
 
 
 def evaluate_batched(

@@ -6,13 +6,13 @@ joining a few byte strings. Here every field is looked up as ready-made float32 
 (tile masks in two halves, the ends by their values, voids and one-hots by index), the
 few numbers (tile counts, scores, tiles out of play) are packed with ``struct``, and the
 joined bytes become one array. The result equals ``encode(config, state, seat)`` bit for
-bit (checked by tests/test_bytes_encoder.py over random play on every tile set).
+bit (checked by tests/fast_paths/test_bytes_encoder.py over random play on every tile set).
 
 The env calls ``observation_bytes`` with a memo it empties whenever the hand changes: the
 tail of the vector after the voids (scores, target, leader, to_act, seats, partnership,
 tiles out of play) changes within a hand only with the seat to act, so it is joined once
 per (observer, seat to act) and each step joins only the hand, line, ends, counts and
-voids to it, through a closure per observer (tests/test_env_fast_paths.py checks the env's
+voids to it, through a closure per observer (tests/fast_paths/test_env_shortcuts.py checks the env's
 vectors against ``encode``).
 """
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from batched_helpers import BACKENDS, engine
 from helpers import CONFIGS, SET_CONFIGS, config_id, naive_points, tiles_of, to_np
-from test_batched import BACKENDS, engine
 
 from block_env.batched import BatchedEnv
 from block_env.observation import obs_layout

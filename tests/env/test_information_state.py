@@ -8,10 +8,10 @@ import pickle
 
 import numpy as np
 import pytest
+from batched_helpers import Lockstep
 from helpers import CONFIGS, SET_CONFIGS, config_id, run_pettingzoo_test
 from pettingzoo.test import api_test
-from test_batched import Lockstep
-from test_information import test_hidden_tiles_never_change_an_observation as leak_check
+from test_no_leaks_and_seeds import test_hidden_tiles_never_change_an_observation as leak_check
 
 import block_env
 from block_env.batched import BatchedEnv

@@ -8,7 +8,7 @@ import sys
 
 import numpy as np
 import pytest
-from test_batched import BACKENDS, engine
+from batched_helpers import BACKENDS, engine
 
 from block_env.batched import BatchedEnv
 from block_env.batched.backend import numba_available

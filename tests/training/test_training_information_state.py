@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 import torch
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from helpers import assert_same_training, crash_in_update, final_state  # noqa: E402
@@ -31,7 +31,7 @@ from block_env.training.runs import RunFolder  # noqa: E402
 
 SMOKE = ROOT / "configs" / "smoke.yaml"
 INFO = ["obs_type=information_state", "eval_opponents=[random,rules]"]
-# 6 updates of 512 steps; checkpoints every 2 (as tests/test_training_resume.py)
+# 6 updates of 512 steps; checkpoints every 2 (as tests/training/test_training_resume.py)
 SIX = ["total_steps=3072", "checkpoint_every=2", "eval_every=3", "snapshot_every=2"]
 
 

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 import torch
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from helpers import assert_same_training, crash_in_update, final_state  # noqa: E402

@@ -14,7 +14,7 @@ import torch
 
 pytest.importorskip("pyspiel", reason="open_spiel is not installed (pip install -e '.[openspiel]')")
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 import train  # noqa: E402

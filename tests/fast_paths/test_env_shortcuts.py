@@ -184,33 +184,3 @@ def test_rewards_are_zero_between_hand_ends_and_copies_own_their_dicts() -> None
         clone.rewards[clone.agents[0]] = 9.0
         assert env.rewards == {a: 0.0 for a in env.agents}
     assert ended == 3
-
-
-def test_a_pickle_without_the_new_caches_loads_and_plays_on() -> None:
-    """A position pickled before the per-step caches existed (no memo, no zero-rewards
-    dict, no empty mask, no player count kept) loads, observes and steps as the original."""
-    env = block_env.raw_env(num_players=3)
-    env.reset(seed=9)
-    rng = random.Random(9)
-    for _ in range(6):
-        legal = np.flatnonzero(env.observe(env.agent_selection)["action_mask"])
-        env.step(int(legal[rng.randrange(len(legal))]))
-    state = copy.deepcopy(env.__getstate__())  # nothing shared with env
-    for name in ("_memo", "_zero_rewards", "_no_mask", "_num_players"):
-        del state[name]
-    old = block_env.raw_env.__new__(block_env.raw_env)
-    old.__setstate__(state)
-    for _ in range(30):
-        if not env.agents:
-            break
-        a, b = env.last(), old.last()
-        assert a[0]["observation"].tobytes() == b[0]["observation"].tobytes()
-        np.testing.assert_array_equal(a[0]["action_mask"], b[0]["action_mask"])
-        assert a[1:4] == b[1:4] and env.rewards == old.rewards
-        if a[2] or a[3]:
-            env.step(None)
-            old.step(None)
-            continue
-        action = int(np.flatnonzero(a[0]["action_mask"])[0])
-        env.step(action)
-        old.step(action)

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from batched_helpers import BACKENDS, Lockstep
 from helpers import config_id
-from test_batched import BACKENDS, Lockstep
 
 from block_env.config import BlockConfig
 from block_env.observation import obs_layout

@@ -14,7 +14,7 @@ from agents.policy import ActorCritic, NetConfig
 from block_env.training import ppo
 from block_env.training.config import load_config
 
-SMOKE = Path(__file__).resolve().parents[1] / "configs" / "smoke.yaml"
+SMOKE = Path(__file__).resolve().parents[2] / "configs" / "smoke.yaml"
 
 
 def collector(tmp_path: Path, share: float, players: int = 4) -> ppo.Collector:

@@ -11,8 +11,8 @@ import hashlib
 
 import numpy as np
 import pytest
+from batched_helpers import BACKENDS, engine
 from helpers import to_np
-from test_batched import BACKENDS, engine
 
 from block_env.batched import BatchedEnv
 
