@@ -37,6 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import block_env.training.ppo as ppo  # noqa: E402
 import block_env.training.results as results  # noqa: E402
+import block_env.training.rollout as rollout  # noqa: E402
 from agents.policy import ActorCritic  # noqa: E402
 from block_env.batched import BatchedEnv  # noqa: E402
 from block_env.training.config import TrainConfig, load_config  # noqa: E402
@@ -88,7 +89,7 @@ def instrument() -> None:
             FIRST.setdefault(c, clock())
         return "rollout"
 
-    wrap(ppo.Collector, "collect", rollout_row)
+    wrap(rollout.Collector, "collect", rollout_row)
     wrap(ppo, "ppo_update", lambda *a, **k: "update")
 
     def env_row(*a: Any, **k: Any) -> str | None:
@@ -100,13 +101,13 @@ def instrument() -> None:
         return lambda *a, **k: row if inside("rollout") else None
 
     wrap(BatchedEnv, "snapshot", in_rollout("rollout: privileged features"))
-    wrap(ppo, "privileged_features", in_rollout("rollout: privileged features"))
-    wrap(ppo, "gae", in_rollout("rollout: advantages (gae)"))
+    wrap(rollout, "privileged_features", in_rollout("rollout: privileged features"))
+    wrap(rollout, "gae", in_rollout("rollout: advantages (gae)"))
 
     def opp_row(self: Any, kind: str, *a: Any, **k: Any) -> str | None:
         return f"rollout: opponent {kind}" if inside("rollout") else None
 
-    wrap(ppo.Opponents, "act", opp_row)
+    wrap(rollout.Opponents, "act", opp_row)
 
     def forward_row(*a: Any, **k: Any) -> str | None:
         if inside("rollout") and not any(s.startswith("rollout: opponent") for s in _STACK):

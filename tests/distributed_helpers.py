@@ -124,10 +124,10 @@ def rank_1_stalls(rank: int, argv: list[str], seconds: float) -> int:
     import time
 
     import train
-    from block_env.training import ppo
+    from block_env.training import rollout
 
     if rank == 1:
-        real = ppo.Collector.collect
+        real = rollout.Collector.collect
         calls = {"n": 0}
 
         def stalls(self: Any) -> Any:
@@ -136,7 +136,7 @@ def rank_1_stalls(rank: int, argv: list[str], seconds: float) -> int:
                 time.sleep(seconds)
             return real(self)
 
-        ppo.Collector.collect = stalls
+        rollout.Collector.collect = stalls
     return train.main(argv)
 
 

@@ -6,11 +6,13 @@ plumbing they share, written once.
 * ``runs``: the run folder (lock, log, checkpoints, signals), device, progress bar,
   TensorBoard.
 * ``results``: evaluation against the baseline bots, the final tables and learning curve.
+* ``rollout``: the batched games the native PPO learns from, and their advantages (GAE).
 * ``ppo``: self-play PPO on the batched engine (``algo: ppo``, the default), on one rank or
   many.
 * ``distributed``: the ranks of a data-parallel (DD-PPO) run and the collectives it needs.
 * ``launch``: ``python train.py nproc=N``, the local ranks started with torchrun's launcher.
 * ``ray_train``: the same ranks under Ray Train (``ray_workers=N``), locally or on a cluster.
+* ``cli``: ``python train.py``'s command line (also ``block-env train``).
 * ``sb3``: sb3-contrib ``MaskablePPO`` on the single-agent wrapper (``algo: sb3``).
 * ``rllib``: RLlib league self-play, on one machine or a Ray cluster (``algo: rllib``).
 

@@ -112,7 +112,7 @@ def test_rule_actions_refuses_bad_input():
 
 
 def test_the_trainers_rules_opponent_is_the_rule_agent():
-    from block_env.training.ppo import Opponents
+    from block_env.training.rollout import Opponents
 
     obs, mask = positions(3, False, 6, None, games=10, seed=5)
     opponents = Opponents(["rules"], np.random.default_rng(0))

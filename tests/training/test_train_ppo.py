@@ -16,7 +16,7 @@ sys.path.insert(0, str(ROOT))
 
 import train  # noqa: E402
 from agents.policy import ActorCritic, NetConfig, mask_logits, sample_actions  # noqa: E402
-from block_env.training import ppo  # noqa: E402
+from block_env.training import rollout  # noqa: E402
 from block_env.training.config import TrainConfig, load_config  # noqa: E402
 
 SMOKE = ROOT / "configs" / "smoke.yaml"
@@ -194,7 +194,7 @@ def test_rollout_actions_are_legal_and_returns_are_hand_points(
     cfg = smoke(tmp_path, "gamma=1", "gae_lambda=1", "num_envs=16", "rollout_steps=40")
     torch.manual_seed(0)
     model = ActorCritic(NetConfig((16,), privileged_critic=privileged))
-    collector = ppo.Collector(cfg, model, "cpu", np.random.default_rng(0))
+    collector = rollout.Collector(cfg, model, "cpu", np.random.default_rng(0))
     collector.reset(seed=1)
     batch = collector.collect()
     assert len(batch.actions) > 0 and batch.hands > 0
@@ -221,11 +221,11 @@ def test_gae_follows_each_seats_own_decisions() -> None:
     values = np.array([[0.5], [0.1], [0.2], [0.3], [0.9]], dtype=np.float32)
     rewards = np.array([[0.0], [0.0], [2.0], [-2.0], [0.0]], dtype=np.float32)
     dones = np.array([[False], [False], [True], [True], [False]])
-    adv, trainable = ppo.gae(rewards, values, dones, valid, seats, 2, 1.0, 1.0)
+    adv, trainable = rollout.gae(rewards, values, dones, valid, seats, 2, 1.0, 1.0)
     returns = adv + values
     assert returns[:4, 0].tolist() == pytest.approx([2.0, -2.0, 2.0, -2.0])
     assert trainable[:, 0].tolist() == [True, True, True, True, False]
-    adv_half, _ = ppo.gae(rewards, values, dones, valid, seats, 2, 1.0, 0.5)
+    adv_half, _ = rollout.gae(rewards, values, dones, valid, seats, 2, 1.0, 0.5)
     # seat 0: delta0 = 0 + V(t=2) - V(t=0) = -0.3; delta2 = 2 - 0.2 = 1.8 -> A0 = -0.3 + 0.9
     assert adv_half[0, 0] == pytest.approx(-0.3 + 0.5 * 1.8)
 
@@ -241,7 +241,7 @@ def test_trainer_opponents_play_as_the_greedy_and_random_bots(max_pip: int) -> N
     masks[masks.sum(1) == 0, width - 1] = 1
     bot = GreedyAgent()
     expected = [bot.act({"observation": np.zeros(1), "action_mask": m}) for m in masks]
-    opponents = ppo.Opponents(["greedy", "random"], np.random.default_rng(1))
+    opponents = rollout.Opponents(["greedy", "random"], np.random.default_rng(1))
     assert opponents.act("greedy", masks, masks, None).tolist() == expected
     picks = opponents.act("random", masks, masks, None)
     assert np.all(masks[np.arange(300), picks] == 1)

@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 import train  # noqa: E402
-from block_env.training import ppo  # noqa: E402
+from block_env.training import ppo, rollout  # noqa: E402
 from block_env.training.config import load_config, run_dir_of  # noqa: E402
 from block_env.training.errors import BadCheckpoint, ConfigError, Diverged  # noqa: E402
 from block_env.training.runs import RunFolder, read_checkpoint  # noqa: E402
@@ -114,7 +114,7 @@ def test_ppo_update_skips_a_batch_of_one_decision() -> None:
     cfg = load_config(SMOKE, ["minibatch_size=2"])
     model = ppo.ActorCritic(ppo.NetConfig((8,), privileged_critic=False))
     before = {k: v.clone() for k, v in model.state_dict().items()}
-    one = ppo.Batch(
+    one = rollout.Batch(
         obs=torch.zeros(1, 122).numpy(),
         priv=torch.zeros(1, 0).numpy(),
         mask=torch.ones(1, 57, dtype=torch.int8).numpy(),

@@ -24,7 +24,7 @@ import train  # noqa: E402
 from agents.policy import ActorCritic, NetConfig, summarize_history  # noqa: E402
 from block_env.evaluate import evaluate  # noqa: E402
 from block_env.evaluation.batched import evaluate_batched  # noqa: E402
-from block_env.training import ppo  # noqa: E402
+from block_env.training import ppo, rollout  # noqa: E402
 from block_env.training.config import game_of, load_config, obs_of  # noqa: E402
 from block_env.training.errors import BadCheckpoint, ConfigError  # noqa: E402
 from block_env.training.runs import RunFolder  # noqa: E402
@@ -71,14 +71,14 @@ def _collect(cfg: Any, monkeypatch: pytest.MonkeyPatch) -> tuple[Any, Any, list]
         NetConfig((16,), privileged_critic=True), **ppo.set_of_model(cfg), **obs_of(cfg)
     )
     seen: list[tuple[str, int]] = []
-    real = ppo.Opponents.act
+    real = rollout.Opponents.act
 
     def spy(self: Any, kind: str, obs: np.ndarray, mask: np.ndarray, policy: Any) -> Any:
         seen.append((kind, obs.shape[1]))
         return real(self, kind, obs, mask, policy)
 
-    monkeypatch.setattr(ppo.Opponents, "act", spy)
-    collector = ppo.Collector(cfg, model, "cpu", np.random.default_rng(0))
+    monkeypatch.setattr(rollout.Opponents, "act", spy)
+    collector = rollout.Collector(cfg, model, "cpu", np.random.default_rng(0))
     collector.teaching = True
     collector.snapshot = model  # a past self: a network opponent
     collector.reset(seed=0)

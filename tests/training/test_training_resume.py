@@ -22,7 +22,7 @@ sys.path.insert(0, str(ROOT))
 from helpers import assert_same_training, crash_in_update, final_state  # noqa: E402
 
 import train  # noqa: E402
-from block_env.training import ppo  # noqa: E402
+from block_env.training import ppo, rollout  # noqa: E402
 from block_env.training.config import load_config  # noqa: E402
 from block_env.training.errors import Interrupted  # noqa: E402
 from block_env.training.runs import RunFolder  # noqa: E402
@@ -178,13 +178,13 @@ def test_collector_state_round_trip_continues_the_same_games() -> None:
     cfg = load_config(SMOKE, ["num_envs=8", "rollout_steps=12", "minibatch_size=32"])
     torch.manual_seed(0)
     model = ppo.ActorCritic(ppo.NetConfig((16,)))
-    a = ppo.Collector(cfg, model, "cpu", np.random.default_rng(0))
+    a = rollout.Collector(cfg, model, "cpu", np.random.default_rng(0))
     a.reset(seed=3)
     a.collect()
     saved = a.state_dict()
     rng_state = a.rng.bit_generator.state
     first = a.collect()
-    b = ppo.Collector(cfg, model, "cpu", np.random.default_rng(99))
+    b = rollout.Collector(cfg, model, "cpu", np.random.default_rng(99))
     b.reset(seed=42)
     b.load_state_dict(saved)
     b.rng.bit_generator.state = rng_state

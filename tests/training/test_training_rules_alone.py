@@ -11,13 +11,13 @@ import pytest
 import torch
 
 from agents.policy import ActorCritic, NetConfig
-from block_env.training import ppo
+from block_env.training import rollout
 from block_env.training.config import load_config
 
 SMOKE = Path(__file__).resolve().parents[2] / "configs" / "smoke.yaml"
 
 
-def collector(tmp_path: Path, share: float, players: int = 4) -> ppo.Collector:
+def collector(tmp_path: Path, share: float, players: int = 4) -> rollout.Collector:
     cfg = load_config(
         SMOKE,
         [
@@ -30,7 +30,7 @@ def collector(tmp_path: Path, share: float, players: int = 4) -> ppo.Collector:
     )
     torch.manual_seed(0)
     model = ActorCritic(NetConfig((16,)))
-    c = ppo.Collector(cfg, model, "cpu", np.random.default_rng(0))
+    c = rollout.Collector(cfg, model, "cpu", np.random.default_rng(0))
     c.reset(seed=1)
     return c
 
