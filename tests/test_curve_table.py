@@ -1,4 +1,4 @@
-"""docs/curve_table.py: rows of a run's evaluation history and the first win over a bot."""
+"""tools/curve_table.py: rows of a run's evaluation history and the first win over a bot."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "docs"))
+sys.path.insert(0, str(ROOT / "tools"))
 
 import curve_table  # noqa: E402
 

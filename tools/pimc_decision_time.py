@@ -5,8 +5,8 @@ Why: PIMC-20 is meant to decide in under 50 ms per move, a play-time search agen
 legal action (forced moves and passes, answered without search) are reported apart from
 real decisions.
 
-    python docs/pimc_decision_time.py --worlds 20 --deals 150
-    python docs/pimc_decision_time.py --agent block-2p-search --deals 150
+    python tools/pimc_decision_time.py --worlds 20 --deals 150
+    python tools/pimc_decision_time.py --agent block-2p-search --deals 150
 """
 
 from __future__ import annotations

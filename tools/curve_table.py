@@ -5,7 +5,7 @@ of training, environment steps, and the margin in points per hand [95% CI] again
 evaluation opponent. ``--first-above`` names the opponent whose first evaluation with a
 confidence interval entirely above zero is reported under the table.
 
-Usage: ``python docs/curve_table.py runs/2p/eval.json [--every 2] [--first-above rules]``.
+Usage: ``python tools/curve_table.py runs/2p/eval.json [--every 2] [--first-above rules]``.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ Why: the omniscient agent must read the very environment it plays in (otherwise 
 play another deal's best move), and the ladder must repeat exactly (PIMC and random agents
 get fixed seeds from the evaluation).
 
-    python docs/ladder_sanity.py
+    python tools/ladder_sanity.py
 """
 
 from __future__ import annotations

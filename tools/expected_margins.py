@@ -11,7 +11,7 @@ rotated) like the ladder:
 * ``pool``: PIMC-20 vs greedy on four fresh 500-deal sets, each with its own PIMC seed;
 * ``novoids``: PIMC-20 that ignores the values opponents showed lacking by passing.
 
-    python docs/expected_margins.py scoring pool novoids --deals 500
+    python tools/expected_margins.py scoring pool novoids --deals 500
 """
 
 from __future__ import annotations

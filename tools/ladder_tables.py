@@ -1,9 +1,10 @@
 """Render a ladder JSON (``python -m block_env.evaluate --ladder --json``) as Markdown tables.
 
 Why: docs/ladder.md quotes the measured ladders; generating its tables from the saved JSON
-keeps the page and the data identical.
+keeps the page and the data identical (``tools/results_tables.py`` renders the page's blocks
+with ``render``).
 
-    python docs/ladder_tables.py docs/ladder_2p.json
+    python tools/ladder_tables.py docs/results/ladders/ladder_2p_*.json
 """
 
 from __future__ import annotations

@@ -1,0 +1,628 @@
+"""The docs' tables of results, rendered from the JSON files in ``docs/results/``.
+
+Why: a figure quoted in the docs must be the figure in its JSON file. Each generated table
+sits in its page between two HTML comments (invisible on the site and on GitHub)::
+
+    <!-- results-table: strength-3p -->
+
+    | lone seat vs field | ... |
+
+    <!-- /results-table -->
+
+and ``tests/test_results_manifest.py`` checks that every block equals what this script
+renders. After changing a result file or a table, rewrite the blocks in place::
+
+    python tools/results_tables.py --write    # rewrite every block in the pages
+    python tools/results_tables.py --check    # exit status 1 if a block differs
+    python tools/results_tables.py strength-3p    # print one table
+    python tools/results_tables.py            # list the tables and the pages that hold them
+
+The files are named by what they hold (``docs/results/manifest.csv`` lists them with the
+command that reproduces each); the table functions below name the files they read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import re
+import sys
+from collections.abc import Callable
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "docs" / "results"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import curve_table  # noqa: E402
+import ladder_tables  # noqa: E402
+
+MINUS = "\u2212"
+BLOCK_RE = re.compile(
+    r"(<!-- results-table: (?P<name>[\w.-]+) -->\n)(?P<body>.*?)(<!-- /results-table -->)",
+    re.S,
+)
+
+# ------------------------------------------------------------------ reading and formatting
+
+
+@cache
+def load(name: str) -> dict[str, Any]:
+    """The JSON file ``docs/results/<name>``."""
+    return json.loads((RESULTS / name).read_text(encoding="utf-8"))
+
+
+def signed(x: float, digits: int = 2) -> str:
+    """``+0.27`` / ``−0.03`` (a true minus sign, as the pages print it)."""
+    return f"{x:+.{digits}f}".replace("-", MINUS)
+
+
+def ci(mean: float, lo: float, hi: float) -> str:
+    """``+0.27 [+0.15, +0.40]``."""
+    return f"{signed(mean)} [{signed(lo)}, {signed(hi)}]"
+
+
+def bold(text: str, on: bool) -> str:
+    """``**text**`` when ``on``."""
+    return f"**{text}**" if on else text
+
+
+def pct(x: float) -> str:
+    """``50.3%``."""
+    return f"{100 * x:.1f}%"
+
+
+def margin(name: str, seat: int = 0) -> str:
+    """Agent ``seat``'s margin [95% CI] in the evaluation file ``name``."""
+    m = load(name)["stats"][seat]["margin"]
+    return ci(m["mean"], m["lo"], m["hi"])
+
+
+def hands_won(name: str) -> str:
+    """``50.3% vs 47.6%``: both agents' shares of the hands won."""
+    s = load(name)["stats"]
+    return f"{pct(s[0]['hand_win']['mean'])} vs {pct(s[1]['hand_win']['mean'])}"
+
+
+def hands(name: str) -> int:
+    """Hands played in the evaluation file ``name``."""
+    return int(load(name)["hands"])
+
+
+def seed(name: str) -> int:
+    """First deal seed of the evaluation file ``name``."""
+    return int(load(name)["config"]["seed"])
+
+
+def pooled(names: list[str], seat: int = 0) -> str:
+    """Several evaluations of one pair on disjoint deals: the means averaged, their
+    standard errors combined (each recovered from its normal CI)."""
+    ms = [load(n)["stats"][seat]["margin"] for n in names]
+    mean = sum(m["mean"] for m in ms) / len(ms)
+    half = math.sqrt(sum(((m["hi"] - m["lo"]) / 2) ** 2 for m in ms)) / len(ms)
+    return ci(mean, mean - half, mean + half)
+
+
+def training_final(name: str, opponent: str) -> str:
+    """A training run's final evaluation against ``opponent`` (its ``eval.json``)."""
+    f = load(name)["final"][opponent]
+    return ci(f["margin"], f["lo"], f["hi"])
+
+
+def minutes(name: str) -> str:
+    """A training run's training time in minutes, ``15.2``."""
+    return f"{load(name)['train_wall_s'] / 60:.1f}"
+
+
+def table(head: list[str], align: list[str], rows: list[list[str]]) -> str:
+    """A Markdown table; ``align`` holds ``---`` or ``---:`` per column."""
+    lines = ["| " + " | ".join(head) + " |", "|" + "|".join(align) + "|"]
+    lines += ["| " + " | ".join(r) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+def lone_field_rows(rows: list[tuple[str, str, bool]], players: int | None) -> list[list[str]]:
+    """Rows of a lineup table: (label, file, bold lone margin) -> [players,] label, the lone
+    seat's margin, the field seats' margin."""
+    out = []
+    for label, name, strong in rows:
+        cells = [label, bold(margin(name, 0), strong), margin(name, 1)]
+        out.append(([str(players)] if players else []) + cells)
+    return out
+
+
+def recorded(kind: str, data: dict[str, Any]) -> dict[str, str]:
+    """What a result file itself records, spelt as in the manifest's columns: ``labels``
+    (the agents' names in the file, ``;``-separated) and, where the file has them,
+    ``players``, ``seed`` and ``hands``. ``kind`` is the manifest's: evaluate, ladder,
+    training, nashconv or scaling."""
+    if kind in ("evaluate", "ladder"):
+        c = data["config"]
+        hands_ = data["hands"] if kind == "evaluate" else data["hands_per_pair"]
+        out = {"labels": data["agents"], "players": c["num_players"], "seed": c["seed"]}
+        out["hands"] = hands_
+    elif kind == "training":
+        c, final = data["config"], data["final"]
+        (hands_,) = {f["hands"] for f in final.values()}
+        out = {"labels": ["policy", *final], "players": c["num_players"], "seed": c["seed"]}
+        out["hands"] = hands_
+    elif kind == "nashconv":
+        out = {"labels": [r["method"] for r in data["rows"]]}
+        out["players"] = data["params"]["num_players"]
+    elif kind == "scaling":
+        out = {"labels": []}
+    else:
+        raise ValueError(f"unknown kind of result {kind!r}")
+    return {k: ";".join(v) if k == "labels" else str(v) for k, v in out.items()}
+
+
+# ------------------------------------------------------------------ the result files
+
+P2 = "block-2p@82065c70"  # the information-state block-2p
+PL = "block-2p-plain@7779b4d6"
+S3, F3 = "block-3p@8760d310", "block-3p@e47588b8"  # stage 1, fine-tuned (shipped)
+S4, F4 = "block-4p@ff4e549b", "block-4p@34e65c11"  # stage 1, fine-tuned (shipped)
+SEARCH = "block-2p-search@7779b4d6"
+
+
+def ev(players: int, a: str, b: str, seed_: int, hands_: int) -> str:
+    """The file name of an evaluation: ``<n>p/<a>_vs_<b>_seed<seed>_<hands>h.json``."""
+    return f"{players}p/{a}_vs_{b}_seed{seed_}_{hands_}h.json"
+
+
+TTS = f"training/2p_1rank_mb1024_lr3e-4_seed0_30M_eval10x2000h_{PL}.json"
+RUNS = {
+    "1rank": "training/2p_1rank_mb1024_lr3e-4_seed0_30M_eval25x1000h.json",
+    "2ranks": "training/2p_2ranks_mb1024_lr3e-4_seed0_30M_eval25x1000h.json",
+    "2ranks_mb4096": "training/2p_2ranks_mb4096_lr1e-3_seed0_30M_eval25x1000h.json",
+    "2ranks_mb4096_seed1": "training/2p_2ranks_mb4096_lr1e-3_seed1_30M_eval25x1000h.json",
+}
+SCALING = "scaling/bench_scaling_2p_mb1024_lr3e-4_2cpu.json"
+LADDERS = {
+    2: f"ladders/ladder_2p_{PL}_seed0_1000h.json",
+    3: f"ladders/ladder_3p_{S3}_seed0_402h.json",
+    4: f"ladders/ladder_4p_{F4}_seed0_300h.json",
+}
+INFOSTATE = [  # label, file, bold margin
+    ("pimc-100", ev(2, P2, "pimc-100", 15000000, 8000), True),
+    ("pimc-100", ev(2, P2, "pimc-100", 18000000, 8000), True),
+    ("pimc-20", ev(2, P2, "pimc-20", 17000000, 2000), False),
+    ("block-2p-plain", ev(2, P2, PL, 13500000, 8000), False),
+    ("rules", ev(2, P2, "rules", 16000000, 4000), False),
+    ("greedy", ev(2, P2, "greedy", 16000000, 4000), False),
+    ("random", ev(2, P2, "random", 16000000, 4000), False),
+]
+PIMC16K = [ev(4, F4, "pimc-20", s, 8000) for s in (6000000, 7000000)]
+
+# ------------------------------------------------------------------ the tables
+
+
+def _infostate(rows: list[tuple[str, str, bool]]) -> str:
+    head = ["block-2p (information state) vs", "hands (seed)", "points per hand [95% CI]"]
+    return table(
+        [*head, "hands won"],
+        ["---"] * 4,
+        [
+            [label, f"{hands(f):,} ({seed(f):,})", bold(margin(f), strong), hands_won(f)]
+            for label, f, strong in rows
+        ],
+    )
+
+
+def strength_2p_infostate() -> str:
+    """docs/strength.md: block-2p against every opponent on fresh deals."""
+    return _infostate(INFOSTATE)
+
+
+def ladder_2p_infostate() -> str:
+    """docs/ladder.md: block-2p's pairs on fresh deals (the bots but greedy and random)."""
+    return _infostate(INFOSTATE[:5])
+
+
+def strength_2p_plain() -> str:
+    """docs/strength.md: block-2p-plain on the seed-0 deals and in its run's final test."""
+    rows = [
+        (
+            "a policy of the default run without the teacher",
+            ev(2, PL, "block-2p@77f220b0", 0, 2000),
+        ),
+        ("pimc-20", ev(2, PL, "pimc-20", 0, 2000)),
+        ("pimc-100", ev(2, PL, "pimc-100", 0, 2000)),
+        ("rules (the run's final evaluation, 4,000 hands)", ev(2, PL, "rules", 1000000, 4000)),
+    ]
+    return table(
+        ["block-2p-plain vs", "points per hand [95% CI]", "hands won"],
+        ["---"] * 3,
+        [[label, margin(f), hands_won(f)] for label, f in rows],
+    )
+
+
+def strength_3p() -> str:
+    """docs/strength.md: block-3p in both lineups on fresh deals."""
+    rows = [
+        ("block-3p vs two rule bots", ev(3, F3, "rules", 1000000, 8001)),
+        ("a rule bot vs two block-3p", ev(3, "rules", F3, 1000000, 8001)),
+        ("block-3p vs two PIMC-20", ev(3, F3, "pimc-20", 2000000, 8001)),
+        ("a PIMC-20 vs two block-3p", ev(3, "pimc-20", F3, 2000000, 8001)),
+    ]
+    return table(
+        ["lone seat vs field", "lone seat's points per hand [95% CI]"],
+        ["---"] * 2,
+        [[label, margin(f)] for label, f in rows],
+    )
+
+
+def strength_4p_first() -> str:
+    """docs/strength.md: block-4p and its stage 1 on the first fresh deals."""
+    rows = [  # label, lone seat, the field's agent, seed, hands, bold
+        ("block-4p vs three rule bots", "lone", "rules", 3000000, 8000, True),
+        ("a rule bot vs three block-4p", "field", "rules", 3000000, 8000, False),
+        ("block-4p vs three PIMC-20", "lone", "pimc-20", 4000000, 2000, False),
+        ("a PIMC-20 vs three block-4p", "field", "pimc-20", 4000000, 2000, True),
+    ]
+    out = []
+    for label, where, bot, s, h, strong in rows:
+        new, old = [
+            ev(4, policy, bot, s, h) if where == "lone" else ev(4, bot, policy, s, h)
+            for policy in (F4, S4)
+        ]
+        out.append([label, bold(margin(new), strong), margin(old)])
+    head = ["lone seat vs field", "lone seat's points per hand [95% CI]"]
+    return table([*head, "the first run, before fine-tuning"], ["---"] * 3, out)
+
+
+def strength_4p_summary() -> str:
+    """docs/strength.md: block-4p on the largest fresh checks of each lineup."""
+    rows = [
+        ("block-4p vs three rule bots", "40,000", margin(ev(4, F4, "rules", 5000000, 40000))),
+        ("a rule bot vs three block-4p", "40,000", margin(ev(4, "rules", F4, 5000000, 40000))),
+        ("block-4p vs three PIMC-20", f"{sum(map(hands, PIMC16K)):,}", pooled(PIMC16K)),
+        ("a PIMC-20 vs three block-4p", "2,000", margin(ev(4, "pimc-20", F4, 4000000, 2000))),
+    ]
+    return table(
+        [
+            "lone seat vs field (deals far from those it was chosen on)",
+            "hands",
+            "lone seat's points per hand [95% CI]",
+        ],
+        ["---", "---:", "---"],
+        [[label, h, bold(m, True)] for label, h, m in rows],
+    )
+
+
+LINEUP_HEAD = ["players", "lone seat vs field", "lone seat's margin", "field seats' margin"]
+
+
+def ladder_lineups_seed0() -> str:
+    """docs/ladder.md: the 2026-12-01 block-3p, its stage 1 and the 4p stage 1, seed 0."""
+    r3 = [
+        ("block-3p vs rules", ev(3, F3, "rules", 0, 2001), False),
+        ("rules vs block-3p", ev(3, "rules", F3, 0, 2001), False),
+        ("block-3p vs pimc-20", ev(3, F3, "pimc-20", 0, 2001), False),
+        ("pimc-20 vs block-3p", ev(3, "pimc-20", F3, 0, 2001), False),
+        ("block-3p vs stage 1", ev(3, F3, S3, 0, 2001), False),
+        ("stage 1 vs block-3p", ev(3, S3, F3, 0, 2001), True),
+        ("stage 1 vs rules", ev(3, S3, "rules", 0, 2001), False),
+        ("rules vs stage 1", ev(3, "rules", S3, 0, 2001), False),
+        ("stage 1 vs pimc-20", ev(3, S3, "pimc-20", 0, 2001), False),
+        ("pimc-20 vs stage 1", ev(3, "pimc-20", S3, 0, 2001), False),
+    ]
+    r4 = [
+        ("block-4p vs rules", ev(4, S4, "rules", 0, 2000), False),
+        ("rules vs block-4p", ev(4, "rules", S4, 0, 2000), False),
+    ]
+    rows = lone_field_rows(r3, 3) + lone_field_rows(r4, 4)
+    return table(LINEUP_HEAD, ["---"] * 4, rows)
+
+
+def ladder_3p_seed9() -> str:
+    """docs/ladder.md: block-3p on the seed-9 deals (which overlap its selection deals)."""
+    rows = [
+        ("block-3p vs rules", ev(3, F3, "rules", 9, 8001), False),
+        ("rules vs block-3p", ev(3, "rules", F3, 9, 8001), False),
+        ("block-3p vs pimc-20", ev(3, F3, "pimc-20", 9, 8001), False),
+        ("pimc-20 vs block-3p", ev(3, "pimc-20", F3, 9, 8001), False),
+    ]
+    head = list(LINEUP_HEAD)
+    head[1] = "lone seat vs field (8,001 hands, seed 9: overlaps the selection deals)"
+    return table(head, ["---"] * 4, lone_field_rows(rows, 3))
+
+
+def ladder_3p_fresh() -> str:
+    """docs/ladder.md: block-3p in both lineups on fresh deals."""
+    rows = [
+        ("block-3p vs rules", ev(3, F3, "rules", 1000000, 8001), True),
+        ("rules vs block-3p", ev(3, "rules", F3, 1000000, 8001), True),
+        ("block-3p vs pimc-20", ev(3, F3, "pimc-20", 2000000, 8001), True),
+        ("pimc-20 vs block-3p", ev(3, "pimc-20", F3, 2000000, 8001), True),
+    ]
+    head = list(LINEUP_HEAD)
+    head[1] = "lone seat vs field (8,001 fresh hands)"
+    return table(head, ["---"] * 4, lone_field_rows(rows, 3))
+
+
+def ladder_4p_fresh() -> str:
+    """docs/ladder.md: the fine-tuned block-4p and its stage 1 on the first fresh deals."""
+    rows = [
+        ("block-4p vs rules", ev(4, F4, "rules", 3000000, 8000), True),
+        ("rules vs block-4p", ev(4, "rules", F4, 3000000, 8000), False),
+        ("block-4p vs pimc-20", ev(4, F4, "pimc-20", 4000000, 2000), False),
+        ("pimc-20 vs block-4p", ev(4, "pimc-20", F4, 4000000, 2000), True),
+        ("stage 1 vs rules", ev(4, S4, "rules", 3000000, 8000), False),
+        ("rules vs stage 1", ev(4, "rules", S4, 3000000, 8000), False),
+        ("stage 1 vs pimc-20", ev(4, S4, "pimc-20", 4000000, 2000), False),
+        ("pimc-20 vs stage 1", ev(4, "pimc-20", S4, 4000000, 2000), False),
+    ]
+    return table(LINEUP_HEAD, ["---"] * 4, lone_field_rows(rows, 4))
+
+
+def ladder_4p_fresh40k() -> str:
+    """docs/ladder.md: block-4p and its stage 1 against the rule bot, 40,000 hands."""
+    rows = [
+        ("block-4p vs rules", ev(4, F4, "rules", 5000000, 40000), True),
+        ("rules vs block-4p", ev(4, "rules", F4, 5000000, 40000), True),
+        ("stage 1 vs rules", ev(4, S4, "rules", 5000000, 40000), False),
+        ("rules vs stage 1", ev(4, "rules", S4, 5000000, 40000), False),
+    ]
+    head = list(LINEUP_HEAD)
+    head[1] = "lone seat vs field (40,000 fresh hands)"
+    return table(head, ["---"] * 4, lone_field_rows(rows, 4))
+
+
+def ladder_4p_pimc16k() -> str:
+    """docs/ladder.md: block-4p alone against three PIMC-20 on two sets of fresh deals."""
+    rows = [
+        [
+            "4",
+            f"block-4p vs pimc-20, seed {seed(f):,}",
+            f"{hands(f):,}",
+            bold(margin(f, 0), True),
+            margin(f, 1),
+        ]
+        for f in PIMC16K
+    ]
+    rows.append(
+        [
+            "4",
+            "both (means averaged, standard errors combined)",
+            f"{sum(map(hands, PIMC16K)):,}",
+            bold(pooled(PIMC16K), True),
+            "",
+        ]
+    )
+    head = ["players", "lone seat vs field", "hands", "lone seat's margin", "field seats' margin"]
+    lines = table(head, ["---", "---", "---:", "---", "---"], rows).splitlines()
+    lines[-1] = lines[-1].replace("|  |", "| |")  # the empty last cell, as typed
+    return "\n".join(lines)
+
+
+def ladder_2p_search() -> str:
+    """docs/ladder.md: block-2p-search and its network on fresh deals."""
+    rows = [
+        ("block-2p-search vs PIMC-100", ev(2, SEARCH, "pimc-100", 11000000, 4000)),
+        (
+            "block-2p-plain (network alone) vs PIMC-100, same deals",
+            ev(2, PL, "pimc-100", 11000000, 4000),
+        ),
+        ("block-2p-search vs block-2p-plain", ev(2, SEARCH, PL, 12000000, 4000)),
+    ]
+    return table(
+        ["4,000 hands (2,000 deals × 2 seatings)", "points per hand [95% CI]", "hands won"],
+        ["---"] * 3,
+        [[label, margin(f), hands_won(f)] for label, f in rows],
+    )
+
+
+def _ladder(players: int, names: dict[str, str]) -> str:
+    data = dict(load(LADDERS[players]))
+    data["agents"] = [names.get(a, a) for a in data["agents"]]
+    return ladder_tables.render(data)
+
+
+def ladder_2p() -> str:
+    """docs/ladder.md: the 2-player round robin (its block-2p is block-2p-plain)."""
+    return _ladder(2, {"block-2p": "block-2p-plain"})
+
+
+def ladder_3p() -> str:
+    """docs/ladder.md: the 3-player round robin (its block-3p is stage 1)."""
+    return _ladder(3, {})
+
+
+def ladder_4p() -> str:
+    """docs/ladder.md: the 4-player round robin (the fine-tuned block-4p)."""
+    return _ladder(4, {})
+
+
+def policies_time_to_strength() -> str:
+    """docs/policies.md: block-2p-plain's run, every 6th periodic evaluation."""
+    history = load(TTS)["history"]
+    opponents = list(history[0]["eval"])
+    head = ["minutes", "steps", *(f"vs {o}" for o in opponents)]
+    lines = table(head, ["---:", "---:"] + ["---"] * len(opponents), []).splitlines()
+    lines += [row.replace("-", MINUS) for row in curve_table.rows_of(history, every=6)]
+    return "\n".join(lines)
+
+
+def policies_final_evaluation() -> str:
+    """docs/policies.md: the final evaluation of block-2p-plain's run."""
+    final = load(TTS)["final"]
+    rules = load(ev(2, PL, "rules", 1000000, 4000))["stats"][1]["hand_win"]["mean"]
+    rows = []
+    for opponent in ("random", "greedy", "rules"):
+        won = pct(final[opponent]["hand_win"])
+        if opponent == "rules":  # the rule bot's share, from the same deals played again
+            won += f" (rules {pct(rules)})"
+        rows.append([opponent, training_final(TTS, opponent), won])
+    return table(["policy vs", "points per hand [95% CI]", "hands won"], ["---"] * 3, rows)
+
+
+def distributed_world_size() -> str:
+    """docs/distributed.md: the default run on one and two ranks, and the larger minibatch."""
+    rows = [
+        ("1 rank", RUNS["1rank"], "beside another one-core run"),
+        ("2 ranks", RUNS["2ranks"], "alone"),
+        ("2 ranks, `minibatch_size=4096 lr=0.001`", RUNS["2ranks_mb4096"], "alone"),
+        ("the same, `seed=1`", RUNS["2ranks_mb4096_seed1"], "alone"),
+    ]
+    out = [
+        [label, *(training_final(f, o) for o in ("random", "greedy", "rules"))]
+        + [f"{minutes(f)} min, {remark}"]
+        for label, f, remark in rows
+    ]
+    head = ["run", "vs random", "vs greedy", "vs rules", "training time"]
+    return table(head, ["---"] * 5, out)
+
+
+def distributed_scaling() -> str:
+    """docs/distributed.md: agent-steps/s on one and two ranks of the 2-core CPU."""
+    rows = []
+    for r in load(SCALING)["rows"]:
+        lo, hi = r["ratio_range"]
+        ratio = f"{r['ratio']:.2f}×"
+        if r["ranks"] > 1:
+            ratio = f"**{ratio}** ({lo:.2f}–{hi:.2f})"
+        rows.append(
+            [
+                str(r["ranks"]),
+                f"{r['steps_per_s']:,.0f}",
+                ratio,
+                f"{100 * r['efficiency']:.0f}%",
+            ]
+        )
+    head = ["ranks", "agent-steps/s", "ratio (range over rounds)", "efficiency"]
+    return table(head, ["---:", "---:", "---", "---:"], rows)
+
+
+def readme_strength() -> str:
+    """README.md: the headline results of the shipped policies."""
+    rows = [
+        (
+            "block-2p vs PIMC-100",
+            f"{sum(hands(f) for _, f, _ in INFOSTATE[:2]):,}",
+            bold(pooled([f for _, f, _ in INFOSTATE[:2]]), True),
+        ),
+        ("block-2p vs the rule bot", "4,000", margin(ev(2, P2, "rules", 16000000, 4000))),
+        ("block-3p vs two rule bots", "8,001", margin(ev(3, F3, "rules", 1000000, 8001))),
+        ("block-3p vs two PIMC-20", "8,001", margin(ev(3, F3, "pimc-20", 2000000, 8001))),
+        ("block-4p vs three rule bots", "40,000", margin(ev(4, F4, "rules", 5000000, 40000))),
+        ("block-4p vs three PIMC-20", f"{sum(map(hands, PIMC16K)):,}", pooled(PIMC16K)),
+        (
+            f"the default run (`python train.py nproc=2`, {minutes(RUNS['2ranks'])} min on the "
+            "2-core CPU) vs the rule bot",
+            f"{load(RUNS['2ranks'])['final']['rules']['hands']:,}",
+            training_final(RUNS["2ranks"], "rules"),
+        ),
+    ]
+    return table(
+        ["policy vs", "hands", "points per hand [95% CI]"],
+        ["---", "---:", "---"],
+        [list(r) for r in rows],
+    )
+
+
+TABLES: dict[str, Callable[[], str]] = {
+    "strength-2p-infostate": strength_2p_infostate,
+    "strength-2p-plain": strength_2p_plain,
+    "strength-3p": strength_3p,
+    "strength-4p-first": strength_4p_first,
+    "strength-4p-summary": strength_4p_summary,
+    "ladder-lineups-seed0": ladder_lineups_seed0,
+    "ladder-3p-seed9": ladder_3p_seed9,
+    "ladder-3p-fresh": ladder_3p_fresh,
+    "ladder-4p-fresh": ladder_4p_fresh,
+    "ladder-4p-fresh40k": ladder_4p_fresh40k,
+    "ladder-4p-pimc16k": ladder_4p_pimc16k,
+    "ladder-2p": ladder_2p,
+    "ladder-2p-infostate": ladder_2p_infostate,
+    "ladder-3p": ladder_3p,
+    "ladder-4p": ladder_4p,
+    "ladder-2p-search": ladder_2p_search,
+    "policies-time-to-strength": policies_time_to_strength,
+    "policies-final-evaluation": policies_final_evaluation,
+    "distributed-world-size": distributed_world_size,
+    "distributed-scaling": distributed_scaling,
+    "readme-strength": readme_strength,
+}
+
+# ------------------------------------------------------------------ the pages
+
+
+def pages() -> list[Path]:
+    """The Markdown pages that may hold generated tables: README.md and docs/**/*.md."""
+    return [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+
+
+def blocks(text: str) -> list[tuple[str, str]]:
+    """(name, body) of every generated block in a page's text."""
+    return [(m["name"], m["body"]) for m in BLOCK_RE.finditer(text)]
+
+
+def render_block(name: str) -> str:
+    """A block's body: a blank line, the table, a blank line."""
+    return f"\n{TABLES[name]()}\n\n"
+
+
+def rewrite(text: str) -> str:
+    """The page's text with every generated block re-rendered."""
+
+    def sub(m: re.Match[str]) -> str:
+        if m["name"] not in TABLES:
+            raise SystemExit(f"unknown results table {m['name']!r}; known: {', '.join(TABLES)}")
+        return m.group(1) + render_block(m["name"]) + m.group(4)
+
+    return BLOCK_RE.sub(sub, text)
+
+
+def stale() -> list[str]:
+    """'page: name' for every block whose body differs from what this script renders."""
+    out = []
+    for page in pages():
+        text = page.read_text(encoding="utf-8")
+        for name, body in blocks(text):
+            if name not in TABLES or body != render_block(name):
+                out.append(f"{page.relative_to(ROOT).as_posix()}: {name}")
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Print, check or rewrite the generated tables."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("names", nargs="*", help="tables to print (default: list them)")
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--write", action="store_true", help="rewrite the blocks in the pages")
+    group.add_argument("--check", action="store_true", help="exit 1 if a block is stale")
+    args = parser.parse_args(argv)
+    if args.write:
+        for page in pages():
+            text = page.read_text(encoding="utf-8")
+            new = rewrite(text)
+            if new != text:
+                page.write_text(new, encoding="utf-8")
+                print(f"rewrote {page.relative_to(ROOT).as_posix()}")
+        return 0
+    if args.check:
+        bad = stale()
+        for line in bad:
+            print(f"stale: {line}")
+        return 1 if bad else 0
+    if args.names:
+        for name in args.names:
+            if name not in TABLES:
+                parser.error(f"unknown table {name!r}; known: {', '.join(TABLES)}")
+            print(TABLES[name]())
+        return 0
+    where: dict[str, list[str]] = {name: [] for name in TABLES}
+    for page in pages():
+        for name, _ in blocks(page.read_text(encoding="utf-8")):
+            where.setdefault(name, []).append(page.relative_to(ROOT).as_posix())
+    for name, found in where.items():
+        print(f"{name}: {', '.join(found) or '(in no page)'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
