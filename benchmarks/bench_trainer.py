@@ -38,7 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import block_env.training.ppo as ppo  # noqa: E402
 import block_env.training.results as results  # noqa: E402
 import block_env.training.rollout as rollout  # noqa: E402
-from agents.policy import ActorCritic  # noqa: E402
+from agents.network import ActorCritic  # noqa: E402
 from block_env.batched import BatchedEnv  # noqa: E402
 from block_env.training.config import TrainConfig, load_config  # noqa: E402
 

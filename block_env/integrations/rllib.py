@@ -5,7 +5,7 @@
   ``reward``...) plus ``illegal_action`` (see the class). Observations are
   ``{"observations": float32[122], "action_mask": int8[57]}``, the keys RLlib's
   action-masking modules read. ``register(name)`` registers it with Ray Tune.
-* ``BlockRLModule``: a torch RLModule holding ``agents.policy.ActorCritic`` (the network the
+* ``BlockRLModule``: a torch RLModule holding ``agents.network.ActorCritic`` (the network the
   native trainer uses), so a trained module is saved as an ordinary policy file that
   ``agents.load`` and ``block_env.evaluate`` play without Ray.
 * ``LeagueMapping`` / ``LeagueCallback``: self-play. Every seat is played by the shared
@@ -40,7 +40,8 @@ from ray.rllib.core.rl_module.apis.value_function_api import ValueFunctionAPI
 from ray.rllib.core.rl_module.torch import TorchRLModule
 from ray.rllib.env.multi_agent_env import MultiAgentEnv
 
-from agents.policy import ActorCritic, NetConfig, PolicyAgent
+from agents.network import ActorCritic, NetConfig
+from agents.policy import PolicyAgent
 from block_env.env import raw_env
 
 MAIN = "main"
@@ -236,7 +237,7 @@ def net_config(model_config: Mapping[str, Any] | None) -> NetConfig:
 
 
 class BlockRLModule(TorchRLModule, ValueFunctionAPI):
-    """PPO-ready RLModule: ``agents.policy.ActorCritic`` on ``observations`` with illegal
+    """PPO-ready RLModule: ``agents.network.ActorCritic`` on ``observations`` with illegal
     actions (``action_mask == 0``) at the dtype's minimum logit, so they are never sampled
     and contribute nothing to the entropy. The same network on env runners and learners."""
 
@@ -472,7 +473,7 @@ def export_policy(
     """Write ``main``'s network as a block-env policy file (``agents.load`` plays it without
     Ray). ``game`` is the env configuration it was trained for (an RLlib ``env_config``:
     keys left out take the env's defaults)."""
-    from agents.policy import save_policy
+    from agents.policy_files import save_policy
 
     path = Path(path)
     played = None if game is None else BlockMultiAgentEnv(game).game.config
@@ -491,7 +492,7 @@ def load_agent(path: str | Path, greedy: bool = True, seed: int | None = None) -
     ``weights_only``, Ray not needed), or any RLlib Algorithm checkpoint (or the folder of
     its ``main`` module). An RLlib checkpoint is unpickled, which can run code: load only
     checkpoints you trust. FileNotFoundError when none of these is found."""
-    from agents.policy import read_policy_file
+    from agents.policy_files import read_policy_file
 
     root = Path(path)
     policy_file = root if root.is_file() else root / "policy.pt"

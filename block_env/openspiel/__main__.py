@@ -11,7 +11,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-
 PROG = "python -m block_env.openspiel"
 
 

@@ -31,7 +31,7 @@ def deal_count(num_players: int, num_tiles: int, hand_size: int, lots: int) -> i
 
 
 class NashConvProbe:
-    """Measures the NashConv of ``model`` (an ``agents.policy.ActorCritic``) on one game."""
+    """Measures the NashConv of ``model`` (an ``agents.network.ActorCritic``) on one game."""
 
     def __init__(
         self,

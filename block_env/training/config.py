@@ -59,7 +59,7 @@ class TrainConfig:
     # rollouts
     num_envs: int = 512
     rollout_steps: int = 64  # environment steps per game per update
-    # network (agents.policy.NetConfig)
+    # network (agents.network.NetConfig)
     hidden: list[int] = field(default_factory=lambda: [256, 256])
     activation: str = "relu"
     shared: bool = False
@@ -487,7 +487,7 @@ def set_of(cfg: TrainConfig) -> dict[str, Any]:
 
 
 def obs_of(cfg: TrainConfig) -> dict[str, Any]:
-    """``agents.policy.ActorCritic``'s keywords for the run's ``obs_type``: empty for the
+    """``agents.network.ActorCritic``'s keywords for the run's ``obs_type``: empty for the
     plain observation, else ``obs_type`` and ``history_slots`` (H of the run's game)."""
     if cfg.obs_type == "observation":
         return {}

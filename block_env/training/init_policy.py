@@ -20,7 +20,8 @@ from typing import Any
 
 import torch
 
-from agents.policy import CRITIC_PREFIXES, ActorCritic, read_policy_file
+from agents.network import ActorCritic
+from agents.policy_files import CRITIC_PREFIXES, read_policy_file
 from block_env.training.config import TrainConfig
 from block_env.training.errors import ConfigError
 

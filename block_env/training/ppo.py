@@ -25,7 +25,7 @@ What happens:
 With ``obs_type=information_state`` the games hand out the information state (the
 observation plus the hand's public history): the networks (learner, self, snapshots) read
 it through the model's per-seat summary of the history, which is what the rollouts store
-(``agents.policy.summarize_history``: the same outputs as the full vector at a fraction of
+(``agents.network.summarize_history``: the same outputs as the full vector at a fraction of
 its size), while the baseline bots and the teacher read the plain observation, its first
 ``OBS_DIM`` entries.
 
@@ -53,13 +53,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from agents.policy import (
-    ActorCritic,
-    NetConfig,
-    log_softmax_entropy,
-    mask_logits,
-    policy_dict,
-)
+from agents.network import ActorCritic, NetConfig, log_softmax_entropy, mask_logits
+from agents.policy_files import policy_dict
 from block_env.training.config import (
     TrainConfig,
     game_of,

@@ -22,7 +22,8 @@ def evaluate_against(
     """Greedy policy vs each baseline on duplicate deals: margin and hand-win CIs. Played on
     the batched engine (``block_env.evaluation.batched``): the AEC evaluation's deals,
     seatings and statistics, all games of one opponent at once."""
-    from agents.policy import ActorCritic, PolicyAgent
+    from agents.network import ActorCritic
+    from agents.policy import PolicyAgent
     from block_env.evaluation.batched import evaluate_batched
 
     cpu_model = ActorCritic(
@@ -164,13 +165,13 @@ def finish(
     wall: float,
     shown: Path | None = None,
 ) -> dict[str, Any]:
-    """For an ``agents.policy.ActorCritic``: the final policy file (the best periodic
+    """For an ``agents.network.ActorCritic``: the final policy file (the best periodic
     evaluation when ``keep_best``, with the game it was trained for), the final evaluation
     table/JSON and the learning curve in the run folder ``out`` (named to the user as
     ``shown``, by default ``out``)."""
     import torch
 
-    from agents.policy import policy_dict
+    from agents.policy_files import policy_dict
 
     final = copy.deepcopy(model).cpu()
     chosen = "last"

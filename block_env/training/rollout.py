@@ -22,7 +22,7 @@ import numpy as np
 import torch
 
 from agents.baselines import greedy_actions, random_actions, rule_actions
-from agents.policy import PRIV_DIM, mask_logits, privileged_features, sample_actions
+from agents.network import PRIV_DIM, mask_logits, privileged_features, sample_actions
 from block_env.batched import BatchedEnv
 from block_env.training.config import OPPONENT_KINDS, TrainConfig, game_of, teacher_of
 from block_env.training.errors import Diverged
@@ -145,7 +145,7 @@ class Collector:
         """(what the baseline bots and the teacher read, what the networks read and the
         rollout stores): the plain observation twice, or with ``obs_type=
         "information_state"`` its first ``OBS_DIM`` entries and the summarised information
-        state (``agents.policy.summarize_history``; the network's outputs on it are exactly
+        state (``agents.network.summarize_history``; the network's outputs on it are exactly
         those on the full vector, which would cost ~3x the memory and time to store)."""
         if not self.history:
             return obs, obs

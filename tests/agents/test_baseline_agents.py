@@ -293,7 +293,9 @@ def test_greedy_refuses_a_mask_of_no_tile_set():
 
 
 def test_a_policy_of_one_set_round_trips_and_is_refused_on_another(tmp_path):
-    from agents.policy import ActorCritic, PolicyAgent, load, save_policy
+    from agents.network import ActorCritic
+    from agents.policy import PolicyAgent, load
+    from agents.policy_files import save_policy
     from block_env.evaluate import SetupError, check_game
 
     model = ActorCritic(max_pip=3)

@@ -14,8 +14,9 @@ import torch
 
 import agents
 from agents.guided import BLOCK_2P_SEARCH, GuidedSearchAgent
+from agents.network import ActorCritic, NetConfig
 from agents.pimc import PIMCAgent
-from agents.policy import ActorCritic, NetConfig, PolicyAgent
+from agents.policy import PolicyAgent
 from block_env.config import BlockConfig
 from block_env.env import raw_env
 from block_env.evaluate import SetupError, evaluate

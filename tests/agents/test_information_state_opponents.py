@@ -14,7 +14,9 @@ import pytest
 import torch
 
 import agents
-from agents.policy import ActorCritic, NetConfig, PolicyAgent, save_policy
+from agents.network import ActorCritic, NetConfig
+from agents.policy import PolicyAgent
+from agents.policy_files import save_policy
 from block_env import play, records
 from block_env.config import BlockConfig
 from block_env.env import raw_env

@@ -13,14 +13,9 @@ import torch
 
 import agents
 from agents.baselines import RuleAgent
-from agents.policy import (
-    ActorCritic,
-    NetConfig,
-    PolicyAgent,
-    model_from_dict,
-    policy_dict,
-    summarize_history,
-)
+from agents.network import ActorCritic, NetConfig, summarize_history
+from agents.policy import PolicyAgent
+from agents.policy_files import model_from_dict, policy_dict
 from block_env import raw_env
 from block_env.batched import BatchedEnv
 from block_env.config import BlockConfig

@@ -11,11 +11,10 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import agents  # noqa: E402
-from agents.policy import (  # noqa: E402
+from agents.network import ActorCritic, NetConfig  # noqa: E402
+from agents.policy_files import (  # noqa: E402
     EXPECTED_FILE,
     GAME_KEYS,
-    ActorCritic,
-    NetConfig,
     load_model,
     policy_dict,
     save_policy,
@@ -142,7 +141,7 @@ def test_shipped_policies_carry_their_game_and_unchanged_weights(name: str, play
         "target_score": None,
         "reward": "zero_sum",
     }
-    data = torch.load(Path(agents.policy.POLICY_DIR) / f"{name}.pt", weights_only=True)
+    data = torch.load(Path(agents.policy_files.POLICY_DIR) / f"{name}.pt", weights_only=True)
     assert weights_sha256(data["weights"]) == SHIPPED_WEIGHTS_SHA256[name]
     assert set(data["game"]) == set(GAME_KEYS)
 
@@ -159,7 +158,7 @@ def _first_observation() -> dict:
 
 
 def _shipped_bytes() -> bytes:
-    return (Path(agents.policy.POLICY_DIR) / "block-2p.pt").read_bytes()
+    return (Path(agents.policy_files.POLICY_DIR) / "block-2p.pt").read_bytes()
 
 
 class RunsCode:

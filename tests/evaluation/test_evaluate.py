@@ -394,7 +394,8 @@ def test_shipped_policy_in_its_own_game_has_no_warning(capsys) -> None:
 
 def test_old_policy_file_warns_that_its_game_is_not_checked(tmp_path, capsys) -> None:
     torch = pytest.importorskip("torch")
-    from agents.policy import ActorCritic, NetConfig, policy_dict
+    from agents.network import ActorCritic, NetConfig
+    from agents.policy_files import policy_dict
 
     path = tmp_path / "old.pt"
     torch.save(policy_dict(ActorCritic(NetConfig(hidden=(8,)))), path)

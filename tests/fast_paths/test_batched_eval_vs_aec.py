@@ -10,7 +10,8 @@ import pytest
 import torch
 
 from agents.baselines import RuleAgent, greedy_actions
-from agents.policy import ActorCritic, NetConfig, PolicyAgent
+from agents.network import ActorCritic, NetConfig
+from agents.policy import PolicyAgent
 from block_env.evaluation import evaluate, prepare
 from block_env.evaluation.batched import evaluate_batched, zero_sum_rewards
 from block_env.training.config import TrainConfig, game_of

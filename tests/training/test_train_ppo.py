@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 import train  # noqa: E402
-from agents.policy import ActorCritic, NetConfig, mask_logits, sample_actions  # noqa: E402
+from agents.network import ActorCritic, NetConfig, mask_logits, sample_actions  # noqa: E402
 from block_env.training import rollout  # noqa: E402
 from block_env.training.config import TrainConfig, load_config  # noqa: E402
 
@@ -251,7 +251,7 @@ def test_trainer_opponents_play_as_the_greedy_and_random_bots(max_pip: int) -> N
 
 
 def test_privileged_features_are_the_other_seats_hands_by_relative_seat() -> None:
-    from agents.policy import PRIV_DIM, privileged_features
+    from agents.network import PRIV_DIM, privileged_features
 
     hands = np.array([[0b1, 0b10, 0b100], [1 << 27, 1 << 5, 0]], dtype=np.int64)
     feats = privileged_features(hands, np.array([1, 0])).reshape(2, 3, 28)

@@ -21,7 +21,7 @@ from helpers import assert_same_training, crash_in_update, final_state  # noqa: 
 
 import agents  # noqa: E402
 import train  # noqa: E402
-from agents.policy import ActorCritic, NetConfig, summarize_history  # noqa: E402
+from agents.network import ActorCritic, NetConfig, summarize_history  # noqa: E402
 from block_env.evaluate import evaluate  # noqa: E402
 from block_env.evaluation.batched import evaluate_batched  # noqa: E402
 from block_env.training import ppo, rollout  # noqa: E402

@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 import train  # noqa: E402
-from agents.policy import CRITIC_PREFIXES, read_policy_file, save_policy  # noqa: E402
+from agents.policy_files import CRITIC_PREFIXES, read_policy_file, save_policy  # noqa: E402
 from block_env.training.config import game_of, load_config  # noqa: E402
 from block_env.training.errors import ConfigError  # noqa: E402
 from block_env.training.init_policy import initial_weights  # noqa: E402

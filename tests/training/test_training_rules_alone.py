@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import torch
 
-from agents.policy import ActorCritic, NetConfig
+from agents.network import ActorCritic, NetConfig
 from block_env.training import rollout
 from block_env.training.config import load_config
 

@@ -14,7 +14,7 @@ sys.path.insert(0, str(ROOT))
 
 import train  # noqa: E402
 from agents.baselines import rule_actions  # noqa: E402
-from agents.policy import mask_logits  # noqa: E402
+from agents.network import mask_logits  # noqa: E402
 from block_env.batched import BatchedEnv  # noqa: E402
 from block_env.training.config import load_config, teacher_of  # noqa: E402
 from block_env.training.errors import ConfigError  # noqa: E402
@@ -56,7 +56,7 @@ def test_bad_teacher_settings_are_refused(overrides: list[str], key: str) -> Non
 def _agreement_with_rules(policy_path: Path) -> float:
     """Share of positions (random play, 2 players) where the policy's greedy move is the
     rule bot's, over positions with a real choice."""
-    from agents.policy import load_model
+    from agents.policy_files import load_model
 
     model = load_model(str(policy_path))
     env = BatchedEnv(256, auto_pass=True, episode="hand")
