@@ -9,7 +9,7 @@ sits in its page between two HTML comments (invisible on the site and on GitHub)
 
     <!-- /results-table -->
 
-and ``tests/test_results_manifest.py`` checks that every block equals what this script
+and ``tests/repo/test_results_manifest.py`` checks that every block equals what this script
 renders. After changing a result file or a table, rewrite the blocks in place::
 
     python tools/results_tables.py --write    # rewrite every block in the pages

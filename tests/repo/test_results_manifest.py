@@ -12,7 +12,7 @@ import shlex
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "docs" / "results"
 sys.path.insert(0, str(ROOT / "tools"))
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 # The patterns are assembled from pieces so that this file does not match them itself.
 _SHARED = re.escape("..") + "/" + "shared"
