@@ -10,8 +10,8 @@ arithmetic), so they have probability 0.
 An information-state network (``obs_type="information_state"``) does not read the H history
 slots one by one: it first *summarises* the history, per relative seat, as the sum of that
 seat's slots (which tiles it played, how many went left and right, how many times it passed:
-T + 3 numbers), so its input is ``OBS_DIM + 4(T + 3)`` long (``summary_dim``). It accepts
-either the full vector (``input_dim`` = ``OBS_DIM + 4H(T + 3)``, what the env hands out) or
+T + 3 numbers), so its input is ``obs_dim + 4(T + 3)`` long (``summary_dim``). It accepts
+either the full vector (``input_dim`` = ``obs_dim + 4H(T + 3)``, what the env hands out) or
 the summary already taken by ``summarize_history`` (what the trainer stores in its rollouts:
 124 floats for the standard set instead of 1612), with exactly the same outputs.
 """
@@ -28,12 +28,12 @@ from torch import nn
 
 from block_env.information_state import check_obs_type
 from block_env.observation import MAX_SEATS, layout_for_dim, obs_dim_for
-from block_env.tiles import MAX_PIP, NUM_TILES, tile_set
+from block_env.tiles import MAX_PIP, STANDARD_NUM_TILES, tile_set
 
 ACTIVATIONS: dict[str, type[nn.Module]] = {"relu": nn.ReLU, "tanh": nn.Tanh, "gelu": nn.GELU}
 
 
-PRIV_DIM = 3 * NUM_TILES  # the other seats' hands (relative seats 1..3), critic only
+PRIV_DIM = 3 * STANDARD_NUM_TILES  # the other seats' hands (relative seats 1..3), critic only
 # (3T for a set of T tiles: ``priv_dim``)
 
 
@@ -86,7 +86,7 @@ def _init(layer: nn.Linear, gain: float) -> nn.Linear:
 
 
 def privileged_features(
-    hands: np.ndarray, seat: np.ndarray, num_tiles: int = NUM_TILES
+    hands: np.ndarray, seat: np.ndarray, num_tiles: int = STANDARD_NUM_TILES
 ) -> np.ndarray:
     """(B, 3T) float32: the tiles of relative seats 1, 2, 3 of ``seat`` (zeros for absent
     seats), from ``hands`` (B, n) T-bit masks by absolute seat. Critic input only."""
@@ -192,7 +192,7 @@ class ActorCritic(nn.Module):
     def forward(
         self, obs: torch.Tensor, priv: torch.Tensor | None = None
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        """(unmasked logits (B, 2T+1), values (B,)) for raw observations (B, OBS_DIM), or
+        """(unmasked logits (B, 2T+1), values (B,)) for raw observations (B, obs_dim), or
         with ``obs_type="information_state"`` full or summarised information states;
         ``priv`` (B, 3T) is required with a privileged critic."""
         x = self._inputs(obs)

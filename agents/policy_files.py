@@ -35,8 +35,8 @@ from agents.network import ActorCritic, NetConfig
 from block_env.agent_specs import SET_KEYS
 from block_env.config import BlockConfig, default_hand_size
 from block_env.information_state import OBS_TYPES, history_slots
-from block_env.observation import OBS_DIM, obs_dim_for
-from block_env.tiles import MAX_PIP, NUM_ACTIONS, tile_set
+from block_env.observation import STANDARD_OBS_DIM, obs_dim_for
+from block_env.tiles import MAX_PIP, STANDARD_NUM_ACTIONS, tile_set
 
 FORMAT = "block-policy/1"
 POLICY_DIR = Path(__file__).resolve().parent / "policies"
@@ -190,7 +190,8 @@ def model_from_dict(data: Mapping[str, Any]) -> ActorCritic:
     if sizes is None:
         raise ValueError(
             f"policy was trained for obs_dim={data.get('obs_dim')}, "
-            f"num_actions={data.get('num_actions')}; this block-env has {OBS_DIM}, {NUM_ACTIONS} "
+            f"num_actions={data.get('num_actions')}; this block-env has "
+            f"{STANDARD_OBS_DIM}, {STANDARD_NUM_ACTIONS} "
             "for the standard set (2T + 6(N+1) + 24 and 2T+1 for the set [0|0]..[N|N])"
         )
     try:

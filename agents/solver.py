@@ -459,7 +459,7 @@ def solve(config: BlockConfig, pos: Position) -> Solution:
 
 
 def action_values(config: BlockConfig, pos: Position) -> dict[int, float]:
-    """Exact value, for the seat to act, of each of its legal actions (PASS alone when it
+    """Exact value, for the seat to act, of each of its legal actions (pass alone when it
     must pass). The keys are exactly the actions ``rules.legal_actions`` lists."""
     return _values(config, pos, None)[0]
 

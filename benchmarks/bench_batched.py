@@ -1,7 +1,7 @@
 """Throughput of the batched engine against the AEC ``raw_env``, in agent-steps per second.
 
 Every timed step materializes the observation and the action mask of the seat to act
-(a new (B, OBS_DIM) float32 and (B, 2T+1) int8 array, as ``step`` always returns), draws a
+(a new (B, obs_dim) float32 and (B, 2T+1) int8 array, as ``step`` always returns), draws a
 uniformly random legal action per game inside the engine's own backend and applies it;
 finished games reset automatically. By default the action is drawn with
 ``BatchedEnv.sample_actions()``, which reads the engine's own legal-action words (the same

@@ -6,22 +6,31 @@ bare one. Heavy dependencies (torch, rendering libraries) are imported only when
 
 from block_env.config import BlockConfig
 from block_env.env import env, raw_env
-from block_env.observation import OBS_DIM, decode
-from block_env.tiles import NUM_ACTIONS, PASS, TILES
+from block_env.observation import STANDARD_OBS_DIM, decode
+from block_env.tiles import (
+    RENAMED,
+    STANDARD_NUM_ACTIONS,
+    STANDARD_PASS,
+    STANDARD_TILES,
+    renamed_getattr,
+)
 
 __all__ = [
     "ENV_ID",
     "BlockConfig",
-    "NUM_ACTIONS",
-    "OBS_DIM",
-    "PASS",
-    "TILES",
+    "STANDARD_NUM_ACTIONS",
+    "STANDARD_OBS_DIM",
+    "STANDARD_PASS",
+    "STANDARD_TILES",
     "decode",
     "env",
     "raw_env",
 ]
 __version__ = "0.1.0"
 ENV_ID = "block_env/block-v1"  # PettingZoo registry id; the version follows env.py's history
+
+
+__getattr__ = renamed_getattr(__name__, {**RENAMED, "OBS_DIM": "STANDARD_OBS_DIM"}, globals())
 
 
 def _register() -> None:

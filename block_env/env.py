@@ -374,7 +374,7 @@ class raw_env(AECEnv, EzPickle):
         self._moves = []
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
-        """``{"observation": float32[OBS_DIM], "action_mask": int8[2T+1]}``: fresh arrays
+        """``{"observation": float32[obs_dim], "action_mask": int8[2T+1]}``: fresh arrays
         the caller may keep or modify without affecting the env. With
         ``obs_type="information_state"`` the observation is followed by the hand's history
         (``block_env.information_state``)."""

@@ -17,7 +17,7 @@ move, makes the most. Turns rotate strictly clockwise from the leader (who is in
 observation), so slot j of relative seat r is the hand's move number
 n*j + ((r - leader) mod n): the full order of the moves is exact.
 
-Length: ``OBS_DIM + 4 * H * (T + 3)`` (122 + 4 * 13 * 31 = 1734 for the standard 2-player
+Length: ``obs_dim + 4 * H * (T + 3)`` (122 + 4 * 13 * 31 = 1734 for the standard 2-player
 game; 122 + 4 * 25 * 31 = 3222 for partnership). The history holds the current hand only
 (the match scores are in the observation) and only public moves: no hidden tile enters it.
 """
@@ -65,7 +65,7 @@ def slot_size(config: BlockConfig) -> int:
 
 
 def information_state_dim(config: BlockConfig) -> int:
-    """Length of the information state: OBS_DIM + 4 * H * (T + 3)."""
+    """Length of the information state: obs_dim + 4 * H * (T + 3)."""
     return obs_layout(config).dim + MAX_SEATS * history_slots(config) * slot_size(config)
 
 

@@ -15,7 +15,7 @@ cleanly. Opponents are any agent name or policy that ``block_env.evaluate`` acce
 there, when an opponent or the ``--hint-agent`` reads the information state (a policy
 trained with ``obs_type=information_state``), the game env is made with
 ``obs_type="information_state"`` and every agent that reads the plain observation gets its
-first ``OBS_DIM`` entries. (A ``hint NAME`` for such a policy needs that env: start the game
+first ``obs_dim`` entries. (A ``hint NAME`` for such a policy needs that env: start the game
 with ``--hint-agent NAME``.)
 Output is coloured with ``rich`` when it is installed and stdout is a terminal, and plain
 text otherwise.

@@ -399,7 +399,9 @@ def tiles_of(source: object) -> object:
 
     if hasattr(tiles, "tile_set"):
         return tiles.tile_set(getattr(source, "max_pip", 6))
-    return SimpleNamespace(tiles=tiles.TILES, pass_action=tiles.PASS, tile_index=tiles.tile_index)
+    return SimpleNamespace(
+        tiles=tiles.STANDARD_TILES, pass_action=tiles.STANDARD_PASS, tile_index=tiles.tile_index
+    )
 
 
 TEXT = (240, 240, 230)

@@ -148,7 +148,7 @@ def next_hand(config: BlockConfig, state: State, rng: np.random.Generator) -> St
 
 def legal_actions(state: State) -> tuple[int, ...]:
     """Sorted legal action ids for the seat to act: every placement that fits on either
-    end (both ends when both show the value), or only PASS when nothing fits; () when the
+    end (both ends when both show the value), or only pass when nothing fits; () when the
     hand is over."""
     if state.result is not None:
         return ()

@@ -7,13 +7,16 @@ Sets of tiles are Python ints used as T-bit masks (bit i = tile i), which keeps 
 engine small and fast. Action ``a = 2 * tile + end`` (end 0 = left, 1 = right) in the set's
 own order; pass is ``2 * T`` (56 for the standard set).
 
-``tile_set(max_pip)`` gives a set's tables as a ``TileSet``; the module-level names
-(``TILES``, ``NUM_TILES``, ``PASS``, ...) and functions are those of the standard set.
+``tile_set(max_pip)`` (or ``BlockConfig.tiles``) gives a set's tables as a ``TileSet``; the
+module-level names say that they are the standard set's (``STANDARD``, ``STANDARD_TILES``,
+``STANDARD_NUM_TILES``, ``STANDARD_PASS``, ``STANDARD_NUM_ACTIONS``), and so are the module's
+functions.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import warnings
+from collections.abc import Callable, Iterator
 from functools import cache
 
 import numpy as np
@@ -176,12 +179,37 @@ def tile_set(max_pip: int = MAX_PIP) -> TileSet:
 
 
 STANDARD = tile_set(MAX_PIP)
-TILES: tuple[tuple[int, int], ...] = STANDARD.tiles
-NUM_TILES = STANDARD.num_tiles
+STANDARD_TILES: tuple[tuple[int, int], ...] = STANDARD.tiles
+STANDARD_NUM_TILES = STANDARD.num_tiles
 NUM_VALUES = STANDARD.num_values
-PASS = STANDARD.pass_action
-NUM_ACTIONS = STANDARD.num_actions
+STANDARD_PASS = STANDARD.pass_action
+STANDARD_NUM_ACTIONS = STANDARD.num_actions
 ALL_TILES = STANDARD.all_tiles
+
+# names of the standard set's values before they said so; read with a DeprecationWarning
+RENAMED = {f"{old}": f"STANDARD_{old}" for old in ("TILES", "NUM_TILES", "PASS", "NUM_ACTIONS")}
+
+
+def renamed_getattr(module: str, renamed: dict[str, str], namespace: dict) -> Callable:
+    """A module ``__getattr__`` that serves each old name of ``renamed`` as its new one,
+    with a DeprecationWarning saying which to use (and that other sets have their own)."""
+
+    def __getattr__(name: str) -> object:
+        new = renamed.get(name)
+        if new is None:
+            raise AttributeError(f"module {module!r} has no attribute {name!r}")
+        warnings.warn(
+            f"{module}.{name} is the standard set's value: use {new}, or the game's own "
+            f"(BlockConfig.tiles, obs_layout(config)) for any set",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return namespace[new]
+
+    return __getattr__
+
+
+__getattr__ = renamed_getattr(__name__, RENAMED, globals())
 
 TILE_INDEX: dict[tuple[int, int], int] = STANDARD.index
 PIPS: tuple[int, ...] = STANDARD.pips
@@ -198,7 +226,7 @@ def tile_index(tile: tuple[int, int]) -> int:
 
 def other_half(tile: int, value: int) -> int:
     """The value of the half of ``tile`` (standard set) that is not matched to ``value``."""
-    a, b = TILES[tile]
+    a, b = STANDARD_TILES[tile]
     return b if a == value else a
 
 
@@ -235,5 +263,5 @@ def describe_action(action: int) -> str:
 
 def tile_str(tile: int) -> str:
     """``'[a|b]'`` of a tile of the standard set."""
-    a, b = TILES[tile]
+    a, b = STANDARD_TILES[tile]
     return f"[{a}|{b}]"

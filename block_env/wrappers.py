@@ -22,7 +22,7 @@ observation by default, or ``"information_state"``), and each opponent reads its
 ``obs_type`` attribute (``agents.load`` gives an information-state policy
 ``obs_type="information_state"``). When the learner or any opponent reads the information
 state, the inner game env (``self.game``) is made with ``obs_type="information_state"`` and
-everyone who reads the plain observation gets its first ``OBS_DIM`` entries
+everyone who reads the plain observation gets its first ``obs_dim`` entries
 (``evaluate.plain_observation``): an opponent plays exactly as in ``evaluate``, and the
 learner's observation space and observations do not depend on its opponents. Opponents
 swapped in by ``set_opponents`` that need the other kind of game env get it at the next

@@ -45,8 +45,8 @@ from torch import nn
 
 import block_env
 from block_env.evaluate import evaluate
-from block_env.observation import OBS_DIM, OBS_SCALE
-from block_env.tiles import NUM_ACTIONS
+from block_env.observation import OBS_SCALE, STANDARD_OBS_DIM
+from block_env.tiles import STANDARD_NUM_ACTIONS
 
 
 def make_env(num_players: int) -> PettingZooEnv:
@@ -59,14 +59,14 @@ class QNet(ActionReprNetWithVectorOutput):
     signature: ``(obs, state, info) -> (values, state)``)."""
 
     def __init__(self, hidden: tuple[int, ...] = (256, 256)) -> None:
-        super().__init__(output_dim=NUM_ACTIONS)
+        super().__init__(output_dim=STANDARD_NUM_ACTIONS)
         self.register_buffer("scale", torch.as_tensor(1.0 / OBS_SCALE, dtype=torch.float32))
         layers: list[nn.Module] = []
-        width = OBS_DIM
+        width = STANDARD_OBS_DIM
         for h in hidden:
             layers += [nn.Linear(width, h), nn.ReLU()]
             width = h
-        layers.append(nn.Linear(width, NUM_ACTIONS))
+        layers.append(nn.Linear(width, STANDARD_NUM_ACTIONS))
         self.mlp = nn.Sequential(*layers)
 
     def forward(self, obs: Any, state: Any = None, info: Any = None) -> tuple[torch.Tensor, Any]:

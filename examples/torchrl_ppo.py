@@ -40,8 +40,8 @@ from torchrl.objectives import ClipPPOLoss
 
 import block_env
 from block_env.evaluate import evaluate
-from block_env.observation import OBS_DIM, OBS_SCALE
-from block_env.tiles import NUM_ACTIONS
+from block_env.observation import OBS_SCALE, STANDARD_OBS_DIM
+from block_env.tiles import STANDARD_NUM_ACTIONS
 
 GROUP = "agents"
 
@@ -63,7 +63,7 @@ def make_env(num_players: int, seed: int) -> PettingZooWrapper:
 def mlp(out: int, hidden: tuple[int, ...]) -> nn.Module:
     """Observation vector (divided by OBS_SCALE) -> ``out`` numbers."""
     layers: list[nn.Module] = []
-    width = OBS_DIM
+    width = STANDARD_OBS_DIM
     for h in hidden:
         layers += [nn.Linear(width, h), nn.Tanh()]
         width = h
@@ -172,7 +172,7 @@ def train(args: argparse.Namespace) -> dict[str, Any]:
     torch.manual_seed(args.seed)
     torch.set_num_threads(1)
     hidden = tuple(args.hidden)
-    logits_net = mlp(NUM_ACTIONS, hidden)
+    logits_net = mlp(STANDARD_NUM_ACTIONS, hidden)
     value_net = TensorDictModule(mlp(1, hidden), in_keys=["observation"], out_keys=["state_value"])
     collect_actor = make_actor(logits_net, GROUP)
     loss_module = ClipPPOLoss(

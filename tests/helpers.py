@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from block_env.tiles import TILES
+from block_env.tiles import STANDARD_TILES
 
 CONFIGS = [
     {"num_players": 2},
@@ -74,7 +74,7 @@ def random_legal(obs: dict, rng: np.random.Generator) -> int:
 
 
 def naive_points(
-    sides: list[int], hands: list[set[int]], domino: int | None, tiles=TILES
+    sides: list[int], hands: list[set[int]], domino: int | None, tiles=STANDARD_TILES
 ) -> list[int]:
     """Points by seat of a finished hand, straight from docs/RULES.md (sides: team by seat;
     ``tiles``: the set's tiles in order)."""

@@ -24,11 +24,18 @@ import agents
 from block_env import evaluate as ev
 from block_env.env import raw_env
 from block_env.observation import FIELDS
-from block_env.tiles import PASS, TILES
+from block_env.tiles import STANDARD_PASS, STANDARD_TILES
 
 Z95 = 1.959963984540054
-ACTION_PIPS = np.array([sum(TILES[a // 2]) if a < PASS else -1 for a in range(PASS + 1)])
-IS_DOUBLE = np.array([a < PASS and TILES[a // 2][0] == TILES[a // 2][1] for a in range(PASS + 1)])
+ACTION_PIPS = np.array(
+    [sum(STANDARD_TILES[a // 2]) if a < STANDARD_PASS else -1 for a in range(STANDARD_PASS + 1)]
+)
+IS_DOUBLE = np.array(
+    [
+        a < STANDARD_PASS and STANDARD_TILES[a // 2][0] == STANDARD_TILES[a // 2][1]
+        for a in range(STANDARD_PASS + 1)
+    ]
+)
 
 
 class GreedyVariant:

@@ -342,7 +342,7 @@ class Engine:
 
     def _write_history(self, out: Any, rows: Any, seat: Any) -> None:
         """Write the history of games ``rows`` seen by observer ``seat`` into the columns
-        OBS_DIM.. of ``out`` (relative seats in one gather, padded to 4 with zeros)."""
+        obs_dim.. of ``out`` (relative seats in one gather, padded to 4 with zeros)."""
         b = self.b
         n, w, start = self.n, self.H * self.S, self.L.obs_dim
         m = int(rows.shape[0])
@@ -534,7 +534,7 @@ class Engine:
         return hand
 
     def observe(self) -> tuple[Any, Any]:
-        """(obs (B, OBS_DIM) float32, mask (B, 2T+1) int8) of the seat to act in each game."""
+        """(obs (B, obs_dim) float32, mask (B, 2T+1) int8) of the seat to act in each game."""
         if self.compiled is not None:
             return self.compiled.observe()
         b = self.b
@@ -554,7 +554,7 @@ class Engine:
         return full, b.unpack_mask(self.legal, self.L.num_actions)
 
     def final_observations(self, idx: Any) -> Any:
-        """(K, n, OBS_DIM): every seat's observation of games ``idx`` as they stand, with
+        """(K, n, obs_dim): every seat's observation of games ``idx`` as they stand, with
         nobody to act (what the AEC env shows each agent once the episode has ended)."""
         b = self.b
         k = int(idx.shape[0])

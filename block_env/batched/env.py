@@ -14,7 +14,7 @@ Contract (docs/batched.md describes it with examples):
 * ``obs, mask, seat, rewards, terminated, info = env.step(actions)`` with ``actions`` of
   shape (B,) holding one action id per game, for the seat that was to act.
 
-Returned arrays (numpy arrays, or torch tensors on ``device``): ``obs`` (B, OBS_DIM) float32,
+Returned arrays (numpy arrays, or torch tensors on ``device``): ``obs`` (B, obs_dim) float32,
 exactly ``block_env.observation.encode`` for ``seat`` (with
 ``obs_type="information_state"``: (B, ``information_state_dim(config)``), exactly the AEC
 env's information state, the hand's history appended); ``mask`` (B, 2T+1) int8, the legal
@@ -42,7 +42,7 @@ of the AEC env's ``infos`` (see ``block_env.env.INFO_KEYS``):
   draw and where the episode goes on; ``match_winners`` (B, n) bool: the seats of the
   winning side;
 * ``final_index`` (K,) int64: the games that terminated on this step; ``final_obs``
-  (K, n, OBS_DIM) float32: for each of them, every seat's observation of the final position
+  (K, n, obs_dim) float32: for each of them, every seat's observation of the final position
   (what ``raw_env.observe(agent)`` gives once the episode is over: nobody to act, and the
   mask, not returned, is all zeros).
 

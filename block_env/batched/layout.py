@@ -47,7 +47,7 @@ class Layout:
         self.num_tiles, self.num_actions, self.obs_dim = t, ts.num_actions, lay.dim
         self.pass_action = ts.pass_action
         self.PASS_TILE = ts.pass_action // 2  # the "tile" index a pass maps to (no such tile)
-        self.PASS_BIT = 1 << ts.pass_action  # bit of PASS in a (2T+1)-bit legal-action word
+        self.PASS_BIT = 1 << ts.pass_action  # bit of pass in a (2T+1)-bit legal-action word
         self.COUNT_BITS = count_bits  # tiles in hand packed count_bits bits per seat
         self.VOID_BITS = v  # void values packed N+1 bits per seat
         self.ALL = ts.all_tiles
@@ -87,7 +87,7 @@ class Layout:
         self.VOIDS_SHIFT = voids0 - 64 if voids0 >= 64 else voids0  # in its word
         self.VOIDS_SPLIT = 64 - voids0  # bits of the voids that fit in word 0 ("split")
 
-        # ---- per-action tables (index = action >> 1, so index T is PASS) ---------------
+        # ---- per-action tables (index = action >> 1, so index T is pass) ---------------
         self.TILE_BIT = np.array([1 << i for i in range(t)] + [0], dtype=np.int64)
         # ---- per-value tables (index = value + 1, 0 the empty line; padded to 8) -------
         with_value = list(ts.with_value) + [0] * (7 - v)

@@ -19,7 +19,7 @@ and summed in the AEC evaluation's order into the same per-deal totals, from whi
 
 An agent whose ``obs_type`` attribute is ``"information_state"`` (a ``PolicyAgent`` of such
 a network) plays on the information state: the envs are made with that ``obs_type`` and the
-bot reads the first ``OBS_DIM`` entries, the plain observation (its actions are the same as
+bot reads the first ``obs_dim`` entries, the plain observation (its actions are the same as
 in a plain env, so the figures stay the AEC evaluation's).
 """
 

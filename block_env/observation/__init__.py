@@ -34,10 +34,10 @@ stored as float32 (exact); ``OBS_SCALE`` (or ``ObsLayout.scale``) divides them i
 from block_env.observation.layout import (
     FIELDS,
     MAX_SEATS,
-    OBS_DIM,
     OBS_HIGH,
     OBS_LOW,
     OBS_SCALE,
+    STANDARD_OBS_DIM,
     STATE_DIM,
     STATE_HIGH,
     STATE_LOW,
@@ -47,11 +47,12 @@ from block_env.observation.layout import (
     obs_layout,
 )
 from block_env.observation.reference import decode, encode, encode_state
+from block_env.tiles import renamed_getattr
 
 __all__ = [
     "FIELDS",
     "MAX_SEATS",
-    "OBS_DIM",
+    "STANDARD_OBS_DIM",
     "OBS_HIGH",
     "OBS_LOW",
     "OBS_SCALE",
@@ -66,3 +67,5 @@ __all__ = [
     "obs_dim_for",
     "obs_layout",
 ]
+
+__getattr__ = renamed_getattr(__name__, {"OBS_DIM": "STANDARD_OBS_DIM"}, globals())

@@ -1,5 +1,5 @@
 """Where each field of the observation lies, for any tile set: ``ObsLayout``, its bounds and
-scale, and the names of the standard double-six set's layout (``OBS_DIM``, ``FIELDS``, ...).
+scale, and the standard double-six set's (``STANDARD_OBS_DIM``, ``FIELDS``, ``OBS_SCALE``, ...).
 The fields themselves are described in ``block_env.observation``."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from functools import cache
 import numpy as np
 
 from block_env.config import BlockConfig
-from block_env.tiles import MAX_PIP, PIP_RANGE, tile_set
+from block_env.tiles import MAX_PIP, PIP_RANGE, renamed_getattr, tile_set
 
 MAX_SEATS = 4
 _COUNT_FIELDS = ("tile_counts", "out_of_play")
@@ -146,7 +146,7 @@ def layout_for_dim(dim: int) -> ObsLayout:
 
 _STANDARD = obs_layout()
 FIELDS: dict[str, slice] = _STANDARD.fields
-OBS_DIM = _STANDARD.dim
+STANDARD_OBS_DIM = _STANDARD.dim
 OBS_LOW = _STANDARD.low
 OBS_HIGH = _STANDARD.high
 OBS_SCALE = _STANDARD.scale
@@ -154,3 +154,5 @@ OBS_SCALE = _STANDARD.scale
 STATE_DIM = _STANDARD.state_dim
 STATE_LOW = _STANDARD.state_low
 STATE_HIGH = _STANDARD.state_high
+
+__getattr__ = renamed_getattr(__name__, {"OBS_DIM": "STANDARD_OBS_DIM"}, globals())

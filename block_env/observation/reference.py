@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from block_env.config import BlockConfig
-from block_env.observation.layout import MAX_SEATS, OBS_DIM, layout_for_dim, obs_layout
+from block_env.observation.layout import MAX_SEATS, layout_for_dim, obs_layout
 from block_env.rules import EMPTY, State
 
 
@@ -51,7 +51,7 @@ def decode(obs: np.ndarray) -> dict[str, object]:
     fields as lists by relative seat."""
     obs = np.asarray(obs)
     if obs.ndim != 1:
-        raise ValueError(f"expected an observation of shape ({OBS_DIM},), got {obs.shape}")
+        raise ValueError(f"expected one observation vector (1-D), got shape {obs.shape}")
     lay = layout_for_dim(obs.shape[0])
     fields, pairs = lay.fields, lay.tiles.tiles
 

@@ -27,7 +27,7 @@ observation plus the hand's public history): the networks (learner, self, snapsh
 it through the model's per-seat summary of the history, which is what the rollouts store
 (``agents.network.summarize_history``: the same outputs as the full vector at a fraction of
 its size), while the baseline bots and the teacher read the plain observation, its first
-``OBS_DIM`` entries.
+``obs_dim`` entries.
 
 On several ranks (``block_env.training.distributed``: ``nproc=N``, torchrun, Ray Train) each
 rank plays its share of ``num_envs`` with its own seed and takes its share of each

@@ -14,7 +14,7 @@ import block_env
 from agents.baselines import GreedyAgent, RandomAgent, RuleAgent
 from block_env.demo import play_match
 from block_env.observation import FIELDS
-from block_env.tiles import PASS, TILES
+from block_env.tiles import STANDARD_PASS, STANDARD_TILES
 
 CONFIGS = [*HELPER_CONFIGS[:5], {"num_players": 3, "episode": "hand", "opener": "highest_double"}]
 
@@ -63,11 +63,11 @@ def test_greedy_plays_its_heaviest_tile(all_positions):
     for obs in all_positions:
         legal = [int(a) for a in np.flatnonzero(obs["action_mask"])]
         action = greedy.act(obs)
-        if legal == [PASS]:
-            assert action == PASS
+        if legal == [STANDARD_PASS]:
+            assert action == STANDARD_PASS
             continue
-        assert action != PASS
-        weight = {a: sum(TILES[a // 2]) for a in legal}
+        assert action != STANDARD_PASS
+        weight = {a: sum(STANDARD_TILES[a // 2]) for a in legal}
         heaviest = max(weight.values())
         assert weight[action] == heaviest
         # documented tie-break: the lowest action id among the heaviest
@@ -110,12 +110,17 @@ def test_rule_agent_closes_ends_on_values_the_next_seat_lacks():
     mine = [(5, 6), (2, 5), (2, 3), (4, 6), (0, 1)]
     theirs = [(0, 3), (1, 3), (3, 4), (0, 4), (1, 4)]
     env.reset(options={"hands": [mine, theirs], "leader": 0})
-    for action in (2 * TILES.index((5, 6)), PASS, 2 * TILES.index((2, 5)), PASS):
+    for action in (
+        2 * STANDARD_TILES.index((5, 6)),
+        STANDARD_PASS,
+        2 * STANDARD_TILES.index((2, 5)),
+        STANDARD_PASS,
+    ):
         env.step(action)
     obs = env.observe("player_0")
     voids = obs["observation"][FIELDS["voids"]].reshape(4, 7)
     assert np.flatnonzero(voids[1]).tolist() == [2, 5, 6]
-    play_23, play_46 = 2 * TILES.index((2, 3)), 2 * TILES.index((4, 6)) + 1
+    play_23, play_46 = 2 * STANDARD_TILES.index((2, 3)), 2 * STANDARD_TILES.index((4, 6)) + 1
     assert np.flatnonzero(obs["action_mask"]).tolist() == [play_23, play_46]
     assert GreedyAgent().act(obs) == play_46
     for lacking, expected in ((3, play_23), (4, play_46)):
@@ -127,7 +132,7 @@ def test_rule_agent_closes_ends_on_values_the_next_seat_lacks():
 
 def deal_hands(rng: np.random.Generator, n: int = 2, size: int = 7) -> list[list[tuple]]:
     order = rng.permutation(28)
-    return [[TILES[t] for t in order[s * size : (s + 1) * size]] for s in range(n)]
+    return [[STANDARD_TILES[t] for t in order[s * size : (s + 1) * size]] for s in range(n)]
 
 
 def rotated_margins(agent_a, agent_b, deals: int, seed: int) -> np.ndarray:
@@ -276,7 +281,7 @@ def test_baselines_play_every_tile_set_by_its_own_tiles(config):
             action = greedy.act(obs)
             assert weight[action] == max(weight.values())
             assert action == min(a for a in legal if weight[a] == weight[action])
-            standard = {a: sum(TILES[a // 2]) for a in legal}
+            standard = {a: sum(STANDARD_TILES[a // 2]) for a in legal}
             heavier += max(standard, key=standard.get) != action
     assert heavier > 0  # the standard table would have picked other moves
     result = play_match(

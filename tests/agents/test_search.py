@@ -17,7 +17,7 @@ from agents.solver import Position, action_values, position_from_state, principa
 from block_env import raw_env, rules
 from block_env.config import BlockConfig
 from block_env.observation import decode, encode
-from block_env.tiles import NUM_TILES, TILES, tile_set
+from block_env.tiles import STANDARD_NUM_TILES, STANDARD_TILES, tile_set
 
 SEARCH_CONFIGS = {
     "2p": BlockConfig(num_players=2),
@@ -306,7 +306,7 @@ def test_sampled_worlds_respect_every_constraint(kwargs) -> None:
 def test_sampler_is_uniform_over_consistent_deals() -> None:
     # 3 players: observer holds 4 tiles, the line 16, 8 unseen: 2 + 2 in hand, 4 out of play.
     hand = sum(1 << t for t in (0, 7, 13, 27))
-    rest = [t for t in range(NUM_TILES) if not hand >> t & 1]
+    rest = [t for t in range(STANDARD_NUM_TILES) if not hand >> t & 1]
     line = sum(1 << t for t in rest[:16])
     unseen = [t for t in rest[16:]]
     voids = (0, 0b0000011, 0b1000000)  # seat 1 lacks 0 and 1, seat 2 lacks 6
@@ -448,9 +448,9 @@ def test_pimc_equals_the_solver_when_the_deal_is_known() -> None:
             for s in range(n):
                 if s != seat:
                     held = 0
-                    for t in range(NUM_TILES):
+                    for t in range(STANDARD_NUM_TILES):
                         if state.hands[s] >> t & 1:
-                            held |= (1 << TILES[t][0]) | (1 << TILES[t][1])
+                            held |= (1 << STANDARD_TILES[t][0]) | (1 << STANDARD_TILES[t][1])
                     voids[s] = 0b1111111 & ~held
             state = state._replace(voids=tuple(voids))
             obs = encode(config, state, seat)

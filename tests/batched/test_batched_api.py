@@ -13,8 +13,8 @@ from batched_helpers import BACKENDS, engine
 from block_env.batched import BatchedEnv
 from block_env.batched.backend import numba_available
 from block_env.env import INFO_KEYS
-from block_env.observation import OBS_DIM
-from block_env.tiles import TILES
+from block_env.observation import STANDARD_OBS_DIM
+from block_env.tiles import STANDARD_TILES
 
 
 def to_np(x) -> np.ndarray:
@@ -27,7 +27,7 @@ def to_np(x) -> np.ndarray:
 def test_shapes_and_dtypes(backend: str) -> None:
     env = BatchedEnv(5, **engine(backend), num_players=3)
     obs, mask, seat = env.reset(seed=0)
-    assert tuple(obs.shape) == (5, OBS_DIM) and tuple(mask.shape) == (5, 57)
+    assert tuple(obs.shape) == (5, STANDARD_OBS_DIM) and tuple(mask.shape) == (5, 57)
     obs, mask, seat, rewards, terminated, info = env.step(env.sample_actions(mask))
     assert tuple(seat.shape) == (5,) and tuple(rewards.shape) == (5, 3)
     assert tuple(terminated.shape) == (5,)
@@ -36,7 +36,7 @@ def test_shapes_and_dtypes(backend: str) -> None:
         assert tuple(info[key].shape) == (5, 3), key
     for key in ("hand_over", "hand_winner", "hand_blocked", "match_over", "match_winner"):
         assert tuple(info[key].shape) == (5,), key
-    assert tuple(info["final_obs"].shape)[1:] == (3, OBS_DIM)
+    assert tuple(info["final_obs"].shape)[1:] == (3, STANDARD_OBS_DIM)
     space = env.single_observation_space
     assert all(space.contains(row) for row in to_np(obs))
     assert env.single_action_space.n == 57
@@ -158,9 +158,9 @@ def test_reset_options_set_up_the_position() -> None:
     snap = env.snapshot()
     assert seat[0] == 2 and snap["leader"][0] == 2
     assert snap["scores"][0].tolist() == [5, 0, 9] and not snap["scores"][1].any()
-    want = [sum(1 << TILES.index(t) for t in h) for h in hands]
+    want = [sum(1 << STANDARD_TILES.index(t) for t in h) for h in hands]
     assert snap["hands"][0].tolist() == want
-    assert np.flatnonzero(mask[0]).tolist() == [2 * TILES.index((5, 5))]
+    assert np.flatnonzero(mask[0]).tolist() == [2 * STANDARD_TILES.index((5, 5))]
     assert snap["out_of_play"][0] == 23 and snap["out_of_play"][1] == 13
 
 

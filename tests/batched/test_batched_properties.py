@@ -11,14 +11,14 @@ from helpers import CONFIGS, SET_CONFIGS, config_id, naive_points, tiles_of, to_
 
 from block_env.batched import BatchedEnv
 from block_env.observation import obs_layout
-from block_env.tiles import TILES
+from block_env.tiles import STANDARD_TILES
 
 PROPERTY_CONFIGS = CONFIGS + SET_CONFIGS
 NUM_GAMES = 64
 NUM_STEPS = 150
 
 
-def naive_opening(hands: list[set[int]], tiles=TILES) -> int:
+def naive_opening(hands: list[set[int]], tiles=STANDARD_TILES) -> int:
     """The forced opening tile under highest_double, straight from docs/RULES.md."""
     dealt = set().union(*hands)
     doubles = [t for t in dealt if tiles[t][0] == tiles[t][1]]
@@ -27,7 +27,9 @@ def naive_opening(hands: list[set[int]], tiles=TILES) -> int:
     return max(dealt, key=lambda t: (sum(tiles[t]), max(tiles[t])))
 
 
-def naive_legal(hand: set[int], left: int, right: int, forced: int | None, tiles=TILES) -> set[int]:
+def naive_legal(
+    hand: set[int], left: int, right: int, forced: int | None, tiles=STANDARD_TILES
+) -> set[int]:
     if left < 0:
         return {2 * forced} if forced is not None else {2 * t for t in hand}
     acts = {2 * t for t in hand if left in tiles[t]} | {
@@ -36,7 +38,7 @@ def naive_legal(hand: set[int], left: int, right: int, forced: int | None, tiles
     return acts or {2 * len(tiles)}  # pass is 2T
 
 
-def naive_play(left: int, right: int, action: int, tiles=TILES) -> tuple[int, int]:
+def naive_play(left: int, right: int, action: int, tiles=STANDARD_TILES) -> tuple[int, int]:
     """Open ends after placing ``action``."""
     a, b = tiles[action // 2]
     if left < 0:
@@ -144,7 +146,9 @@ def test_no_leak_same_hand_and_public_history_same_observation(backend: str) -> 
         other = theirs.copy()
         other[:3] = spare[:3]  # the opponent differs by three tiles
         for opp in (theirs, other):
-            options.append({"hands": [[TILES[t] for t in mine], [TILES[t] for t in opp]]})
+            options.append(
+                {"hands": [[STANDARD_TILES[t] for t in mine], [STANDARD_TILES[t] for t in opp]]}
+            )
             options[-1]["leader"] = 0
     env = BatchedEnv(2 * pairs, **engine(backend), num_players=2)
     obs, mask, seat = (to_np(x) for x in env.reset(seed=0, options=options))

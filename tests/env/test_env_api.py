@@ -13,8 +13,8 @@ from pettingzoo.test import api_test, seed_test
 from pettingzoo.utils.env_logger import EnvLogger
 
 import block_env
-from block_env.observation import OBS_DIM
-from block_env.tiles import NUM_ACTIONS, PASS
+from block_env.observation import STANDARD_OBS_DIM
+from block_env.tiles import STANDARD_NUM_ACTIONS, STANDARD_PASS
 
 
 @pytest.mark.parametrize("cfg", CONFIGS, ids=config_id)
@@ -39,9 +39,9 @@ def test_spaces_identical_for_all_agents_and_player_counts_before_reset():
     first_obs, first_act = spaces[0]
     for obs_space, act_space in spaces:
         assert obs_space == first_obs and act_space == first_act
-    assert first_act.n == NUM_ACTIONS == 57
+    assert first_act.n == STANDARD_NUM_ACTIONS == 57
     assert first_obs["action_mask"].dtype == np.int8
-    assert first_obs["observation"].shape == (OBS_DIM,)
+    assert first_obs["observation"].shape == (STANDARD_OBS_DIM,)
 
 
 def test_metadata_agents_and_registry():
@@ -70,7 +70,7 @@ def test_masks_zero_off_turn_and_after_the_end(config):
         obs, _, term, trunc, _ = env.last()
         for other in env.possible_agents:
             mask = env.observe(other)["action_mask"]
-            assert mask.dtype == np.int8 and mask.shape == (NUM_ACTIONS,)
+            assert mask.dtype == np.int8 and mask.shape == (STANDARD_NUM_ACTIONS,)
             if other != agent or term:
                 assert not mask.any()
         if term or trunc:
@@ -158,7 +158,7 @@ def test_options_set_up_the_position():
     assert block_env.decode(env.observe("player_1")["observation"])["hand"] == [(1, 1), (1, 2)]
 
 
-@pytest.mark.parametrize("bad", [PASS, 57, -1, 2.0, "3", None, True])
+@pytest.mark.parametrize("bad", [STANDARD_PASS, 57, -1, 2.0, "3", None, True])
 def test_illegal_action_raises_and_changes_nothing(bad):
     env = block_env.raw_env()
     env.reset(seed=0)
@@ -182,7 +182,7 @@ def test_wrapped_env_terminates_illegal_move_with_penalty():
     mover = env.agent_selection
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        env.step(PASS)  # never legal on the empty line
+        env.step(STANDARD_PASS)  # never legal on the empty line
     assert all(env.terminations.values())
     assert env.rewards[mover] == -1
 

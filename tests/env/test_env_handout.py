@@ -13,12 +13,12 @@ from helpers import CONFIGS, config_id, random_legal
 
 import block_env
 from block_env.env import INFO_KEYS
-from block_env.tiles import NUM_ACTIONS
+from block_env.tiles import STANDARD_NUM_ACTIONS
 
 
 def _illegal(mask: np.ndarray) -> int:
     """An action that is not legal now but names a tile (not a pass)."""
-    return int(next(a for a in range(NUM_ACTIONS - 1) if not mask[a]))
+    return int(next(a for a in range(STANDARD_NUM_ACTIONS - 1) if not mask[a]))
 
 
 @pytest.mark.parametrize("via_last", [False, True])

@@ -12,7 +12,7 @@ import pytest
 from helpers import CONFIGS, SET_CONFIGS, config_id, random_legal
 
 import block_env
-from block_env.tiles import TILES
+from block_env.tiles import STANDARD_TILES
 
 
 def _play(cfg: dict, seed: int, hands=None, leader=None, actions=None):
@@ -97,7 +97,7 @@ def test_observation_holds_only_own_hand_and_public_counts():
     env.reset(seed=11)
     for seat, agent in enumerate(env.possible_agents):
         decoded = block_env.decode(env.observe(agent)["observation"])
-        own = [TILES[i] for i in range(28) if env.game.hands[seat] >> i & 1]
+        own = [STANDARD_TILES[i] for i in range(28) if env.game.hands[seat] >> i & 1]
         assert decoded["hand"] == own
         assert decoded["tile_counts"] == [5, 5, 5, 5]
         assert decoded["out_of_play"] == 8 and decoded["num_players"] == 4

@@ -14,7 +14,7 @@ from pettingzoo.test import render_test
 import block_env
 from block_env import rendering, rules
 from block_env.config import BlockConfig
-from block_env.tiles import TILES, tile_index
+from block_env.tiles import STANDARD_TILES, tile_index
 
 
 class Example(NamedTuple):
@@ -129,7 +129,7 @@ def build_hands(example: Example, n: int, leader: int) -> list[list[tuple[int, i
     nobody dominoes, and the next seat to act keeps one matching an open end so the hand
     is not blocked after the last play."""
     played = {tuple(t) for t, _ in example.plays}
-    spare = [t for t in TILES if t[0] != t[1] and t not in played]
+    spare = [t for t in STANDARD_TILES if t[0] != t[1] and t not in played]
     hands: list[list[tuple[int, int]]] = [[] for _ in range(n)]
     for i, (tile, _) in enumerate(example.plays):
         hands[(leader + i) % n].append(tile)
@@ -350,7 +350,7 @@ def test_rgb_doubles_are_crosswise() -> None:
 
 def eulerian_line() -> list[tuple[int, int]]:
     """All 28 tiles as one legal line (each value's degree is even), by Hierholzer."""
-    edges = {v: [t for t in TILES if v in t] for v in range(7)}
+    edges = {v: [t for t in STANDARD_TILES if v in t] for v in range(7)}
     used: set[tuple[int, int]] = set()
     stack, path = [0], []
     while stack:

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 
-from block_env.tiles import NUM_ACTIONS
+from block_env.tiles import STANDARD_NUM_ACTIONS
 from block_env.wrappers import SingleAgentBlockEnv
 
 
@@ -125,7 +125,7 @@ def test_action_masks_and_illegal_actions() -> None:
     env = SingleAgentBlockEnv(opponents="greedy", episode="hand")
     env.reset(seed=4)
     mask = env.action_masks()
-    assert mask.dtype == bool and mask.shape == (NUM_ACTIONS,) and mask.any()
+    assert mask.dtype == bool and mask.shape == (STANDARD_NUM_ACTIONS,) and mask.any()
     illegal = int(np.flatnonzero(~mask)[0])
     _, reward, done, _, info = env.step(illegal)
     assert done and reward == -1.0 and info["illegal_action"] is True

@@ -76,7 +76,7 @@ def test_every_stored_action_was_legal(collected: tuple[Batch, int]) -> None:
     stored, _ = collected
     mask = np.asarray(stored.obs.mask, dtype=bool)
     act = np.asarray(stored.act)
-    assert mask.shape == (len(stored), block_env.NUM_ACTIONS)
+    assert mask.shape == (len(stored), block_env.STANDARD_NUM_ACTIONS)
     assert mask[np.arange(len(stored)), act].all()
 
 

@@ -112,7 +112,7 @@ def test_collector_frames_and_decisions() -> None:
     gives each kept decision its seat's zero-sum hand reward as the return."""
     ppo = load_example()
     torch.manual_seed(0)
-    net = ppo.mlp(block_env.NUM_ACTIONS, (32,))
+    net = ppo.mlp(block_env.STANDARD_NUM_ACTIONS, (32,))
     collector = Collector(
         ppo.make_env(2, 0),
         ppo.make_actor(net, ppo.GROUP),

@@ -46,7 +46,7 @@ def test_sizes_follow_the_set() -> None:
     assert state.tiles.tiles == game.config.tiles.tiles  # the set's canonical order
     standard = _load({})
     assert standard.num_distinct_actions() == 57
-    assert standard.observation_tensor_size() == block_env.OBS_DIM
+    assert standard.observation_tensor_size() == block_env.STANDARD_OBS_DIM
 
 
 def test_bad_parameters_are_refused() -> None:

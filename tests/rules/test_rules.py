@@ -8,7 +8,7 @@ import pytest
 import block_env
 from block_env import rules
 from block_env.config import BlockConfig
-from block_env.tiles import PASS, TILE_INDEX, mask_of
+from block_env.tiles import STANDARD_PASS, TILE_INDEX, mask_of
 
 
 def t(a: int, b: int) -> int:
@@ -134,8 +134,8 @@ def test_must_play_if_able_and_pass_only_when_nothing_fits():
     env.step(act(4, 6, 1))
     env.step(act(5, 6, 1))  # ends are now 1 and 5
     mask = env.observe("player_1")["action_mask"]
-    assert list(np.flatnonzero(mask)) == [PASS]
-    env.step(PASS)
+    assert list(np.flatnonzero(mask)) == [STANDARD_PASS]
+    env.step(STANDARD_PASS)
     assert env.game.voids[1] == (1 << 1) | (1 << 5)
 
 

@@ -12,7 +12,7 @@ import pytest
 import block_env
 from block_env import rendering, rules
 from block_env.config import BlockConfig
-from block_env.tiles import NUM_TILES, TILES, other_half, tile_index
+from block_env.tiles import STANDARD_NUM_TILES, STANDARD_TILES, other_half, tile_index
 
 ROOT = Path(__file__).resolve().parents[2]
 RULES_MD = ROOT / "docs" / "RULES.md"
@@ -82,7 +82,7 @@ def test_deal_table_matches_the_configuration() -> None:
         in_play = cfg.num_players * cfg.hand_size
         assert int(row["tiles per hand"]) == cfg.hand_size, game
         assert int(row["tiles in play"]) == in_play, game
-        assert int(row["tiles out of play"]) == NUM_TILES - in_play, game
+        assert int(row["tiles out of play"]) == STANDARD_NUM_TILES - in_play, game
         assert int(row["match target"]) == cfg.target, game
 
 
@@ -92,7 +92,7 @@ def test_out_of_play_count_in_a_real_deal(players: int) -> None:
     env.reset(seed=7)
     held = sum(h.bit_count() for h in env.game.hands)
     expected = {2: 14, 3: 13, 4: 8}[players]
-    assert NUM_TILES - held == expected
+    assert STANDARD_NUM_TILES - held == expected
     obs = env.observe(env.agent_selection)
     assert block_env.decode(obs["observation"])["out_of_play"] == expected
 
@@ -159,7 +159,7 @@ def play_layout(plays: list[tuple[tuple[int, int], int]]) -> rules.State:
     for tile, end in plays[1:]:
         if end == 0:
             left = other_half(tile_index(tile), left)
-    keep = next(t for t in TILES if t[0] != t[1] and left in t and t not in tiles)
+    keep = next(t for t in STANDARD_TILES if t[0] != t[1] and left in t and t not in tiles)
     hand = sum(1 << tile_index(t) for t in [*tiles, keep])
     state = state._replace(hands=(hand, 0))
     for tile, end in plays:

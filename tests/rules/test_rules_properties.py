@@ -43,7 +43,7 @@ def check_episode(cfg_kwargs: dict, seed: int) -> int:
     rng = np.random.default_rng(seed)
     tiles = naive_tiles(cfg_kwargs.get("max_pip", 6))
     total = len(tiles)
-    PASS = 2 * total  # noqa: N806 (the pass action of this set)
+    STANDARD_PASS = 2 * total  # noqa: N806 (the pass action of this set)
     assert env.action_space("player_0").n == 2 * total + 1
     out_of_play = total - n * cfg.hand_size
     hands_played = 0
@@ -62,12 +62,14 @@ def check_episode(cfg_kwargs: dict, seed: int) -> int:
         legal = set(np.flatnonzero(mask))
         assert legal == naive_legal(tiles, hands[seat], game.left, game.right, game.opening_tile)
         if game.left >= 0:
-            assert (legal == {PASS}) == (not can_place(tiles, hands[seat], game.left, game.right))
+            assert (legal == {STANDARD_PASS}) == (
+                not can_place(tiles, hands[seat], game.left, game.right)
+            )
         action = int(list(legal)[rng.integers(len(legal))])
         scores_before = list(game.scores)
         env.step(action)
         ended = env.infos[f"player_{seat}"]["hand_over"]
-        if action == PASS:
+        if action == STANDARD_PASS:
             assert not ended
             continue
         after_hands = [set(h) for h in hands]

@@ -15,7 +15,7 @@ from block_env import rules
 from block_env.batched import BatchedEnv
 from block_env.config import BlockConfig, default_hand_size
 from block_env.observation import decode, obs_layout
-from block_env.tiles import TILES, tile_set
+from block_env.tiles import STANDARD_TILES, tile_set
 
 # The documented default hand sizes: (players, partnership) -> sizes for max_pip 2..6.
 DEFAULT_HANDS = {
@@ -39,7 +39,7 @@ def formula_obs(n: int) -> int:
 def test_tile_set_is_the_standard_order_restricted_to_the_set(max_pip):
     ts = tile_set(max_pip)
     assert ts.num_tiles == formula_tiles(max_pip) == len(ts.tiles)
-    assert ts.tiles == tuple(t for t in TILES if max(t) <= max_pip)
+    assert ts.tiles == tuple(t for t in STANDARD_TILES if max(t) <= max_pip)
     assert ts.tiles[:3] == ((0, 0), (0, 1), (0, 2))
     assert ts.tiles[max_pip + 1] == (1, 1) and ts.tiles[-1] == (max_pip, max_pip)
     assert ts.pass_action == 2 * ts.num_tiles and ts.num_actions == 2 * ts.num_tiles + 1
@@ -53,8 +53,12 @@ def test_tile_set_is_the_standard_order_restricted_to_the_set(max_pip):
 
 def test_the_standard_names_keep_their_meaning():
     assert tile_set() is tile_set(6)
-    assert tile_set(6).tiles == block_env.TILES and len(block_env.TILES) == 28
-    assert (block_env.PASS, block_env.NUM_ACTIONS, block_env.OBS_DIM) == (56, 57, 122)
+    assert tile_set(6).tiles == block_env.STANDARD_TILES and len(block_env.STANDARD_TILES) == 28
+    assert (
+        block_env.STANDARD_PASS,
+        block_env.STANDARD_NUM_ACTIONS,
+        block_env.STANDARD_OBS_DIM,
+    ) == (56, 57, 122)
 
 
 @pytest.mark.parametrize("bad", [1, 7, 0, -1, 6.0, "6", True, None])
@@ -255,3 +259,27 @@ def test_single_agent_wrapper_follows_the_set():
         done = terminated or truncated
         steps += 1
     assert steps >= 1
+
+
+@pytest.mark.parametrize(
+    ("module", "old", "new"),
+    [
+        ("block_env", "TILES", "STANDARD_TILES"),
+        ("block_env", "OBS_DIM", "STANDARD_OBS_DIM"),
+        ("block_env.tiles", "PASS", "STANDARD_PASS"),
+        ("block_env.tiles", "NUM_ACTIONS", "STANDARD_NUM_ACTIONS"),
+        ("block_env.tiles", "NUM_TILES", "STANDARD_NUM_TILES"),
+        ("block_env.observation", "OBS_DIM", "STANDARD_OBS_DIM"),
+    ],
+)
+def test_old_standard_set_names_still_read_and_say_what_to_use(
+    module: str, old: str, new: str
+) -> None:
+    import importlib
+
+    mod = importlib.import_module(module)
+    with pytest.warns(DeprecationWarning, match=f"use {new}, or the game's own"):
+        value = getattr(mod, old)
+    assert value == getattr(mod, new)
+    with pytest.raises(AttributeError, match="has no attribute 'NOT_A_NAME'"):
+        mod.NOT_A_NAME  # noqa: B018
