@@ -102,6 +102,9 @@ class TrainConfig:
     # in the seat the learner would hold, the learner in every other seat (the second lineup
     # of a both-lineups evaluation); 0 = the bot fills every seat but the learner's
     rules_alone: float = 0.0
+    # partnership: share of the hands against an opponent kind other than "self" in which that
+    # opponent also plays the learner's partner (ad hoc teamwork: a partner other than itself)
+    bot_partner: float = 0.0
     snapshot_every: int = 10  # updates between snapshots added to the pool
     pool_size: int = 20
     # evaluation, logging, checkpoints
@@ -333,6 +336,12 @@ def validate(cfg: TrainConfig) -> TrainConfig:
         cfg.rules_alone == 0 or not cfg.partnership,
         "rules_alone",
         "a lone rule bot has no partner: use 0 with partnership=true",
+    )
+    need(0 <= cfg.bot_partner <= 1, "bot_partner", "use a number in [0, 1]")
+    need(
+        cfg.bot_partner == 0 or (cfg.partnership and cfg.algo == "ppo"),
+        "bot_partner",
+        "a partner exists only with partnership=true (and algo=ppo draws the seats)",
     )
     unknown = sorted(set(cfg.opponents) - set(OPPONENT_KINDS))
     need(not unknown, "opponents", f"unknown kinds {unknown}; use {', '.join(OPPONENT_KINDS)}")

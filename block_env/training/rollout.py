@@ -144,7 +144,7 @@ class Collector:
     def _views(self, obs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(what the baseline bots and the teacher read, what the networks read and the
         rollout stores): the plain observation twice, or with ``obs_type=
-        "information_state"`` its first ``OBS_DIM`` entries and the summarised information
+        "information_state"`` its first ``obs_dim`` entries and the summarised information
         state (``agents.network.summarize_history``; the network's outputs on it are exactly
         those on the full vector, which would cost ~3x the memory and time to store)."""
         if not self.history:
@@ -165,7 +165,11 @@ class Collector:
         self.learn[rows] = False
         self.learn[rows, seat] = True
         if self.cfg.partnership:
-            self.learn[rows, (seat + 2) % n] = True
+            with_partner = np.ones(rows.size, dtype=bool)
+            if self.cfg.bot_partner > 0:  # the opponent kind plays the partner in this share
+                bots = kind != (self.kinds.index("self") if "self" in self.kinds else -1)
+                with_partner = ~(bots & (self.rng.random(rows.size) < self.cfg.bot_partner))
+            self.learn[rows[with_partner], (seat[with_partner] + 2) % n] = True
         if "self" in self.kinds:
             self.learn[rows[kind == self.kinds.index("self")]] = True
         if self.cfg.rules_alone > 0 and "rules" in self.kinds:

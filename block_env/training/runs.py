@@ -275,6 +275,7 @@ KEYS_ADDED_LATER = {
     "obs_type": "observation",
     "init_policy": "",
     "rules_alone": 0.0,
+    "bot_partner": 0.0,
 }
 
 
