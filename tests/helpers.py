@@ -52,6 +52,17 @@ SET_CONFIGS = [
 ]
 
 
+# the game record of a policy trained on single 2-player hands (``policy_files.game_config``)
+TWO_PLAYER_HAND_GAME = {
+    "num_players": 2,
+    "opener": "rotate",
+    "episode": "hand",
+    "partnership": False,
+    "target_score": None,
+    "reward": "zero_sum",
+}
+
+
 def config_id(cfg: dict) -> str:
     return "-".join(f"{k}={v}" for k, v in cfg.items())
 
@@ -155,3 +166,22 @@ def crash_in_update(monkeypatch: Any, call: int) -> Callable[[], None]:
 
     monkeypatch.setattr(ppo, "ppo_update", dies)
     return lambda: monkeypatch.setattr(ppo, "ppo_update", real)
+
+
+def tiny_collector(run_dir: Path, overrides: list[str]) -> Any:
+    """A rollout collector of the smoke config with ``overrides``, a 16-unit network and
+    games reset on seed 1 (the seats and opponents of the first hands are then drawn)."""
+    import torch
+
+    from agents.network import ActorCritic, NetConfig
+    from block_env.training import rollout
+    from block_env.training.config import load_config
+
+    smoke = Path(__file__).resolve().parents[1] / "configs" / "smoke.yaml"
+    cfg = load_config(smoke, [f"run_dir={run_dir}", *overrides])
+    torch.manual_seed(0)
+    collector = rollout.Collector(
+        cfg, ActorCritic(NetConfig((16,))), "cpu", np.random.default_rng(0)
+    )
+    collector.reset(seed=1)
+    return collector

@@ -7,6 +7,7 @@ from collections import Counter
 
 import numpy as np
 import pytest
+from helpers import TWO_PLAYER_HAND_GAME
 
 import agents
 from block_env.env import raw_env
@@ -413,14 +414,7 @@ class _ScoreReader:
         class net:  # noqa: N801
             use_scores = True
 
-    game = {
-        "num_players": 2,
-        "opener": "rotate",
-        "episode": "hand",
-        "partnership": False,
-        "target_score": None,
-        "reward": "zero_sum",
-    }
+    game = TWO_PLAYER_HAND_GAME
 
 
 def test_check_game_compares_episode_and_target_only_for_score_readers() -> None:

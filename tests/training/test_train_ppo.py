@@ -14,6 +14,8 @@ import torch
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
+from helpers import TWO_PLAYER_HAND_GAME  # noqa: E402
+
 import train  # noqa: E402
 from agents.network import ActorCritic, NetConfig, mask_logits, sample_actions  # noqa: E402
 from block_env.training import rollout  # noqa: E402
@@ -46,14 +48,7 @@ def test_smoke_run_writes_checkpoint_policy_table_and_curve(tmp_path: Path) -> N
 
     saved = torch.load(run / "policy.pt", weights_only=True)
     assert saved["actor_only"] and not any(k.startswith("critic") for k in saved["weights"])
-    assert saved["game"] == {
-        "num_players": 2,
-        "opener": "rotate",
-        "episode": "hand",
-        "partnership": False,
-        "target_score": None,
-        "reward": "zero_sum",
-    }
+    assert saved["game"] == TWO_PLAYER_HAND_GAME
     assert agents.load(str(run / "checkpoints/latest.pt")).game == saved["game"]
     agent = agents.load(str(run / "policy.pt"))
     obs = np.zeros(122, dtype=np.float32)

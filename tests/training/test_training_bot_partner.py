@@ -9,9 +9,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import torch
+from helpers import tiny_collector
 
-from agents.network import ActorCritic, NetConfig
 from block_env.training import rollout
 from block_env.training.config import load_config
 from block_env.training.errors import ConfigError
@@ -20,10 +19,9 @@ SMOKE = Path(__file__).resolve().parents[2] / "configs" / "smoke.yaml"
 
 
 def collector(tmp_path: Path, share: float) -> rollout.Collector:
-    cfg = load_config(
-        SMOKE,
+    return tiny_collector(
+        tmp_path / "run",
         [
-            f"run_dir={tmp_path / 'run'}",
             "num_players=4",
             "partnership=true",
             "num_envs=600",
@@ -31,11 +29,6 @@ def collector(tmp_path: Path, share: float) -> rollout.Collector:
             f"bot_partner={share}",
         ],
     )
-    torch.manual_seed(0)
-    model = ActorCritic(NetConfig((16,)))
-    c = rollout.Collector(cfg, model, "cpu", np.random.default_rng(0))
-    c.reset(seed=1)
-    return c
 
 
 def test_a_share_of_bot_games_gives_the_learner_a_bot_partner(tmp_path: Path) -> None:

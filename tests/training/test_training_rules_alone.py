@@ -6,11 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 import pytest
-import torch
+from helpers import tiny_collector
 
-from agents.network import ActorCritic, NetConfig
 from block_env.training import rollout
 from block_env.training.config import load_config
 
@@ -18,21 +16,15 @@ SMOKE = Path(__file__).resolve().parents[2] / "configs" / "smoke.yaml"
 
 
 def collector(tmp_path: Path, share: float, players: int = 4) -> rollout.Collector:
-    cfg = load_config(
-        SMOKE,
+    return tiny_collector(
+        tmp_path / "run",
         [
-            f"run_dir={tmp_path / 'run'}",
             f"num_players={players}",
             "num_envs=400",
             "opponents={rules: 0.5, random: 0.5}",
             f"rules_alone={share}",
         ],
     )
-    torch.manual_seed(0)
-    model = ActorCritic(NetConfig((16,)))
-    c = rollout.Collector(cfg, model, "cpu", np.random.default_rng(0))
-    c.reset(seed=1)
-    return c
 
 
 @pytest.mark.parametrize("players", [3, 4])
