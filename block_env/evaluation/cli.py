@@ -77,6 +77,15 @@ def _parser(prog: str = PROG) -> argparse.ArgumentParser:
         "than their number of deals share deals; keep independent evaluations far apart "
         "(e.g. seeds 1000000, 2000000, ...)",
     )
+    p.add_argument(
+        "--lineup",
+        default=None,
+        metavar="I,J,...",
+        help="the agent (0 = the first named) at each seat before the seats rotate, e.g. "
+        "0,1,1,1 with --partnership: the first agent with the second as its partner against "
+        "two more of the second (default: one each, teams A,B,A,B for two agents in "
+        "partnership, else the first agent against a field of the others)",
+    )
     p.add_argument("--ladder", action="store_true", help="round robin with ratings")
     p.add_argument(
         "--allow-mismatch",
@@ -102,6 +111,18 @@ def _parser(prog: str = PROG) -> argparse.ArgumentParser:
         "and draw differently than in a serial run (the same for the same seed and N)",
     )
     return p
+
+
+def _lineup(text: str | None) -> list[int] | None:
+    """``--lineup 0,1,1,1`` as a list (checked against the agents and seats by ``prepare``)."""
+    if text is None:
+        return None
+    try:
+        return [int(part) for part in text.split(",")]
+    except ValueError as exc:
+        raise _UsageError(
+            f"--lineup {text}: give one agent index per seat, comma-separated (e.g. 0,1,1,1)"
+        ) from exc
 
 
 def _check_record_dir(path_text: str) -> Path:
@@ -199,6 +220,8 @@ def main(argv: Iterable[str] | None = None, prog: str | None = None) -> int:
                 )
             if args.record is not None:
                 raise _UsageError("--record saves the games of an evaluation, not of --ladder")
+            if args.lineup is not None:
+                raise _UsageError("--ladder seats every pair its own way: drop --lineup")
             output = None if args.json is None else _check_output(args.json)
             res: Any = ladder(
                 args.agents or None,
@@ -225,6 +248,7 @@ def main(argv: Iterable[str] | None = None, prog: str | None = None) -> int:
                 matches=args.matches,
                 episode=args.episode,
                 seed=args.seed,
+                lineup=_lineup(args.lineup),
                 allow_mismatch=args.allow_mismatch,
                 workers=args.workers,
                 **config,

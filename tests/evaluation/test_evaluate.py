@@ -482,3 +482,34 @@ def test_the_command_name_in_messages_is_the_modules_prog(monkeypatch, capsys) -
     with pytest.raises(SystemExit):
         ev.main(["--help"])
     assert capsys.readouterr().out.startswith("usage: block-env evaluate ")
+
+
+def test_cli_lineup_seats_a_bot_as_the_first_agents_partner(
+    capsys: pytest.CaptureFixture, tmp_path
+) -> None:
+    out_file = tmp_path / "adhoc.json"
+    args = ["rules", "greedy", "--players", "4", "--partnership", "--hands", "80"]
+    code, out, err = run_cli(capsys, *args, "--lineup", "0,1,1,1", "--json", str(out_file))
+    assert code == 0, err
+    data = json.loads(out_file.read_text())
+    assert data["lineup"] == [0, 1, 1, 1]
+    # the first agent's margin is its team's; the other agent's averages its partner seat
+    # (+the team's) and its two opponent seats (-the team's each)
+    first, other = (data["stats"][i]["margin"]["mean"] for i in (0, 1))
+    assert other == pytest.approx((first - 2 * first) / 3)
+    plain = tmp_path / "teams.json"
+    assert run_cli(capsys, *args, "--json", str(plain))[0] == 0
+    assert json.loads(plain.read_text())["lineup"] == [0, 1, 0, 1]
+
+
+@pytest.mark.parametrize(
+    ("extra", "needle"),
+    [
+        (["--lineup", "0,x,1,1"], "give one agent index per seat"),
+        (["--lineup", "0,0,0,0"], "using every agent"),
+        (["--lineup", "0,1,1,1", "--ladder"], "drop --lineup"),
+    ],
+)
+def test_cli_refuses_bad_lineups(capsys: pytest.CaptureFixture, extra: list[str], needle: str):
+    args = ["rules", "greedy", "--players", "4", "--partnership", "--hands", "8", *extra]
+    assert_one_line_error(*run_cli(capsys, *args), needle)
