@@ -24,7 +24,7 @@ def test_numpy_permutations_are_the_argsort_of_the_same_keys(num_tiles: int) -> 
 
 def test_torch_cpu_argsort_matches_torch_even_with_ties() -> None:
     torch = pytest.importorskip("torch")
-    from block_env.batched.backend import argsort_rows_cpu
+    from block_env.batched.torch_backend import argsort_rows_cpu
 
     gen = torch.Generator().manual_seed(0)
     plain = torch.rand((3000, 28), generator=gen)
@@ -74,7 +74,7 @@ def test_torch_select_kernel_matches_the_numpy_one_on_float32_draws() -> None:
     """The torch kernel (CUDA's path) and the numpy one the torch backend uses on the CPU
     choose the same bits for the same float32 draws, ranked in float32 as torch ranks."""
     torch = pytest.importorskip("torch")
-    from block_env.batched.backend import TorchBackend
+    from block_env.batched.torch_backend import TorchBackend
 
     b = TorchBackend("cpu")
     rng = np.random.default_rng(4)
