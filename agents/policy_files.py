@@ -45,6 +45,7 @@ SHIPPED: dict[str, str] = {
     "block-2p-plain": "block-2p-plain.pt",  # block-2p's recipe on the plain observation
     "block-3p": "block-3p.pt",
     "block-4p": "block-4p.pt",
+    "block-partnership": "block-partnership.pt",
 }
 GAME_KEYS = ("num_players", "opener", "episode", "partnership", "target_score", "reward")
 EXPECTED_FILE = "a block-env policy or train.py checkpoint written by torch.save"

@@ -166,6 +166,7 @@ PL = "block-2p-plain@7779b4d6"
 S3, F3 = "block-3p@8760d310", "block-3p@e47588b8"  # stage 1, fine-tuned (shipped)
 S4, F4 = "block-4p@ff4e549b", "block-4p@34e65c11"  # stage 1, fine-tuned (shipped)
 SEARCH = "block-2p-search@7779b4d6"
+BP = "block-partnership@0f2fe29b"
 
 
 def ev(players: int, a: str, b: str, seed_: int, hands_: int) -> str:
@@ -497,6 +498,27 @@ def distributed_scaling() -> str:
     return table(head, ["---:", "---:", "---", "---:"], rows)
 
 
+def strength_partnership() -> str:
+    """docs/strength.md: block-partnership with a copy of itself and with a rule-bot partner."""
+    rows = [
+        [
+            "two block-partnership vs two rule bots",
+            "40,000",
+            margin(ev(4, BP, "rules", 23000000, 40000)),
+        ],
+        [
+            "block-partnership with a rule-bot partner vs two rule bots (`--lineup 0,1,1,1`)",
+            "40,000",
+            margin(ev(4, BP, "rules", 24000000, 40000)),
+        ],
+    ]
+    return table(
+        ["team vs team (fresh deals)", "hands", "the team's points per hand [95% CI]"],
+        ["---", "---:", "---"],
+        rows,
+    )
+
+
 def readme_strength() -> str:
     """README.md: the headline results of the shipped policies."""
     rows = [
@@ -510,6 +532,11 @@ def readme_strength() -> str:
         ("block-3p vs two PIMC-20", "8,001", margin(ev(3, F3, "pimc-20", 2000000, 8001))),
         ("block-4p vs three rule bots", "40,000", margin(ev(4, F4, "rules", 5000000, 40000))),
         ("block-4p vs three PIMC-20", f"{sum(map(hands, PIMC16K)):,}", pooled(PIMC16K)),
+        (
+            "two block-partnership vs two rule bots (partnership)",
+            "40,000",
+            margin(ev(4, BP, "rules", 23000000, 40000)),
+        ),
         (
             f"the default run (`python train.py nproc=2`, {minutes(RUNS['2ranks'])} min on the "
             "2-core CPU) vs the rule bot",
@@ -530,6 +557,7 @@ TABLES: dict[str, Callable[[], str]] = {
     "strength-3p": strength_3p,
     "strength-4p-first": strength_4p_first,
     "strength-4p-summary": strength_4p_summary,
+    "strength-partnership": strength_partnership,
     "ladder-lineups-seed0": ladder_lineups_seed0,
     "ladder-3p-seed9": ladder_3p_seed9,
     "ladder-3p-fresh": ladder_3p_fresh,

@@ -38,6 +38,7 @@ SHIPPED_WEIGHTS_SHA256 = {
     "block-2p-plain": "b01e75455457ab34b275b566ec7d8995a79e77acc5b1f2508f7af7efb157df06",
     "block-3p": "14e8c56f1362608383b0fa09a8f9bc162ef081b8beabc47f105663b957b52989",
     "block-4p": "91dce451d0057cb8865b1a8202a7daa3f5b3e1c273a94d35ba54ac10795fa205",
+    "block-partnership": "e59c33033c098666eff40549a2c50cc7383439caa329f19141c6b3aafc96378b",
 }
 
 
@@ -129,7 +130,9 @@ def test_malformed_stored_game_is_refused(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("name", "players"), [("block-2p", 2), ("block-2p-plain", 2), ("block-3p", 3), ("block-4p", 4)]
+    ("name", "players"),
+    [("block-2p", 2), ("block-2p-plain", 2), ("block-3p", 3), ("block-4p", 4)]
+    + [("block-partnership", 4)],
 )
 def test_shipped_policies_carry_their_game_and_unchanged_weights(name: str, players: int) -> None:
     agent = agents.load(name)
@@ -137,7 +140,7 @@ def test_shipped_policies_carry_their_game_and_unchanged_weights(name: str, play
         "num_players": players,
         "opener": "rotate",
         "episode": "hand",  # train.py trains on single hands
-        "partnership": False,
+        "partnership": name == "block-partnership",
         "target_score": None,
         "reward": "zero_sum",
     }
