@@ -114,7 +114,7 @@ def _command_agents(row: dict[str, str]) -> list[str]:
     for word in words[3:]:
         if skip:
             skip = False
-        elif word in ("--ladder", "--no-progress"):
+        elif word in ("--ladder", "--no-progress", "--partnership", "--allow-mismatch"):
             pass
         elif word.startswith("--"):
             skip = True
