@@ -519,6 +519,64 @@ def strength_partnership() -> str:
     )
 
 
+def match_win(name: str, seat: int = 0) -> str:
+    """Agent ``seat``'s share of the matches won [95% CI] in the evaluation file ``name``."""
+    m = load(name)["stats"][seat]["match_win"]
+    return f"{pct(m['mean'])} [{pct(m['lo'])}, {pct(m['hi'])}]"
+
+
+HIGHEST_DOUBLE = [  # label, file (the lone seat or the team first)
+    ("block-2p vs the rule bot", ev(2, P2, "rules", 31000000, 4000)),
+    ("block-3p vs two rule bots", ev(3, F3, "rules", 32000000, 4002)),
+    ("a rule bot vs two block-3p", ev(3, "rules", F3, 32000000, 4002)),
+    ("block-4p vs three rule bots", ev(4, F4, "rules", 33000000, 4000)),
+    ("a rule bot vs three block-4p", ev(4, "rules", F4, 33000000, 4000)),
+    ("two block-partnership vs two rule bots", ev(4, BP, "rules", 34000000, 4000)),
+]
+MATCHES = [  # label, file, the share a seat would win by chance
+    (
+        "block-2p vs the rule bot (to 100)",
+        "2p/block-2p@82065c70_vs_rules_seed35000000_1000m.json",
+        "50%",
+    ),
+    (
+        "block-3p vs two rule bots (to 61)",
+        "3p/block-3p@e47588b8_vs_rules_seed36000000_999m.json",
+        "33.3%",
+    ),
+    (
+        "block-4p vs three rule bots (to 61)",
+        "4p/block-4p@34e65c11_vs_rules_seed37000000_1000m.json",
+        "25%",
+    ),
+    (
+        "two block-partnership vs two rule bots (to 61)",
+        "4p/block-partnership@0f2fe29b_vs_rules_seed38000000_1000m.json",
+        "50%",
+    ),
+]
+
+
+def strength_highest_double() -> str:
+    """docs/strength.md: the shipped policies where the highest double opens, one hand."""
+    rows = [[label, f"{hands(f):,}", margin(f)] for label, f in HIGHEST_DOUBLE]
+    head = [
+        "first agent vs field, `--opener highest_double`",
+        "hands",
+        "first agent's points per hand [95% CI]",
+    ]
+    return table(head, ["---", "---:", "---"], rows)
+
+
+def strength_matches() -> str:
+    """docs/strength.md: the shipped policies over whole matches."""
+    rows = [
+        [label, f"{load(f)['matches']:,}", match_win(f), chance] for label, f, chance in MATCHES
+    ]
+    head = ["policy vs field, `--episode match`", "matches", "matches won [95% CI]", "by chance"]
+    return table(head, ["---", "---:", "---", "---:"], rows)
+
+
 def readme_strength() -> str:
     """README.md: the headline results of the shipped policies."""
     rows = [
@@ -558,6 +616,8 @@ TABLES: dict[str, Callable[[], str]] = {
     "strength-4p-first": strength_4p_first,
     "strength-4p-summary": strength_4p_summary,
     "strength-partnership": strength_partnership,
+    "strength-highest-double": strength_highest_double,
+    "strength-matches": strength_matches,
     "ladder-lineups-seed0": ladder_lineups_seed0,
     "ladder-3p-seed9": ladder_3p_seed9,
     "ladder-3p-fresh": ladder_3p_fresh,

@@ -66,12 +66,16 @@ def test_each_row_says_what_its_json_holds() -> None:
         assert len(agents) == len(labels), row["file"]
 
 
-def test_evaluation_files_are_named_by_agents_seed_and_hands() -> None:
+def test_evaluation_files_are_named_by_agents_seed_and_hands_or_matches() -> None:
     for row in MANIFEST:
         if row["kind"] != "evaluate":
             continue
         a, b = row["agents"].split(";")
-        name = f"{row['players']}p/{a}_vs_{b}_seed{row['seed']}_{row['hands']}h.json"
+        data = _json(row)
+        count = (
+            f"{data['matches']}m" if data["config"]["episode"] == "match" else f"{row['hands']}h"
+        )
+        name = f"{row['players']}p/{a}_vs_{b}_seed{row['seed']}_{count}.json"
         assert row["file"] == name
         assert row["lineup"] == " ".join(map(str, _json(row)["lineup"]))
 
@@ -141,8 +145,12 @@ def test_commands_name_the_files_that_were_evaluated() -> None:
                 )
             else:
                 assert spec == agent, row["file"]
-        for flag in ("--seed", "--hands"):
-            assert f"{flag} {row[flag[2:]]}" in row["command"], (row["file"], flag)
+        assert f"--seed {row['seed']}" in row["command"], row["file"]
+        data = _json(row)
+        if row["kind"] == "evaluate" and data["config"]["episode"] == "match":
+            assert f"--matches {data['matches']}" in row["command"], row["file"]
+        else:
+            assert f"--hands {row['hands']}" in row["command"], row["file"]
 
 
 def test_the_docs_tables_are_what_the_script_renders() -> None:
