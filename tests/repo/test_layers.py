@@ -80,3 +80,11 @@ def test_no_module_imports_a_layer_below_it() -> None:
             if me is not None and theirs is not None and theirs > me:
                 upward.append(f"{path.relative_to(ROOT)}:{line} imports {module}")
     assert not upward, "imports against ARCHITECTURE.md's layers:\n" + "\n".join(upward)
+
+
+def test_no_test_folder_shadows_a_package() -> None:
+    """``pytest`` puts ``tests/`` on ``sys.path`` (for its conftest): a test folder named like a
+    top-level package (``tests/agents``) would be imported instead of it."""
+    packages = {p.parent.name for p in ROOT.glob("*/__init__.py")}
+    folders = {p.name for p in (ROOT / "tests").iterdir() if p.is_dir()}
+    assert packages and not packages & folders, sorted(packages & folders)
