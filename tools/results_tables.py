@@ -174,6 +174,10 @@ def ev(players: int, a: str, b: str, seed_: int, hands_: int) -> str:
     return f"{players}p/{a}_vs_{b}_seed{seed_}_{hands_}h.json"
 
 
+# block-4p alone against three rule bots on four fresh 40,000-hand sets
+F4_RULES = [ev(4, F4, "rules", seed, 40000) for seed in (5000000, 9000000, 11000000, 13000000)]
+
+
 TTS = f"training/2p_1rank_mb1024_lr3e-4_seed0_30M_eval10x2000h_{PL}.json"
 RUNS = {
     "1rank": "training/2p_1rank_mb1024_lr3e-4_seed0_30M_eval25x1000h.json",
@@ -278,7 +282,11 @@ def strength_4p_first() -> str:
 def strength_4p_summary() -> str:
     """docs/strength.md: block-4p on the largest fresh checks of each lineup."""
     rows = [
-        ("block-4p vs three rule bots", "40,000", margin(ev(4, F4, "rules", 5000000, 40000))),
+        (
+            "block-4p vs three rule bots (4 seeds pooled)",
+            f"{sum(map(hands, F4_RULES)):,}",
+            pooled(F4_RULES),
+        ),
         ("a rule bot vs three block-4p", "40,000", margin(ev(4, "rules", F4, 5000000, 40000))),
         ("block-4p vs three PIMC-20", f"{sum(map(hands, PIMC16K)):,}", pooled(PIMC16K)),
         ("a PIMC-20 vs three block-4p", "2,000", margin(ev(4, "pimc-20", F4, 4000000, 2000))),
@@ -588,7 +596,11 @@ def readme_strength() -> str:
         ("block-2p vs the rule bot", "4,000", margin(ev(2, P2, "rules", 16000000, 4000))),
         ("block-3p vs two rule bots", "8,001", margin(ev(3, F3, "rules", 1000000, 8001))),
         ("block-3p vs two PIMC-20", "8,001", margin(ev(3, F3, "pimc-20", 2000000, 8001))),
-        ("block-4p vs three rule bots", "40,000", margin(ev(4, F4, "rules", 5000000, 40000))),
+        (
+            "block-4p vs three rule bots (4 seeds pooled)",
+            f"{sum(map(hands, F4_RULES)):,}",
+            pooled(F4_RULES),
+        ),
         ("block-4p vs three PIMC-20", f"{sum(map(hands, PIMC16K)):,}", pooled(PIMC16K)),
         (
             "two block-partnership vs two rule bots (partnership)",
