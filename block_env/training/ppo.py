@@ -321,7 +321,8 @@ def _train(
                 + (" and critic" if with_critic else " (the critic starts fresh)"),
                 flush=True,
             )
-    optimizer = torch.optim.Adam(model.parameters(), lr=cfg.lr, eps=1e-5)
+    # fused: one kernel for all parameters, about half the for-loop Adam's time per step
+    optimizer = torch.optim.Adam(model.parameters(), lr=cfg.lr, eps=1e-5, fused=True)
     snap_model = new_model(cfg, device)
     snap_model.eval()
     collector = Collector(cfg, model, device, rng, num_envs=local_envs, seed=seed)
