@@ -29,6 +29,7 @@ __all__ = [
     "build_agent",
     "check_game",
     "default_lineup",
+    "importable_factory",
     "parse_spec",
     "plain_observation",
     "unique_labels",
@@ -89,11 +90,26 @@ def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
     return name, kwargs
 
 
+def importable_factory(spec: str) -> tuple[str, str, dict[str, Any]] | None:
+    """``"package.module:factory"`` or ``"package.module:factory:key=value,..."`` ->
+    (module, factory, keywords); None for any other spec (a registered name's ``:`` is
+    followed by ``key=value`` items, never by a bare identifier)."""
+    module, sep, rest = spec.partition(":")
+    factory, _, options = rest.partition(":")
+    if not sep or not factory.isidentifier() or not module:
+        return None
+    if not all(part.isidentifier() for part in module.split(".")):
+        return None
+    _, kwargs = parse_spec(f"{factory}:{options}") if options else (factory, {})
+    return module, factory, kwargs
+
+
 def build_agent(spec: AgentSpec, env: Any = None, seed: int | None = None) -> Any:
-    """An agent from a spec: a registered name with optional keywords, an alias, or a
-    trained policy for ``agents.load``; objects with ``act`` pass through. Factories that
-    accept ``env`` get ``env`` (oracle agents read its privileged state), those that accept
-    ``seed`` get ``seed`` (so runs repeat).
+    """An agent from a spec: a registered name with optional keywords, an alias, an
+    importable factory (``"my_pkg.agents:make"``, optionally ``":key=value,..."`` after it),
+    or a trained policy for ``agents.load``; objects with ``act`` pass through. Factories
+    that accept ``env`` get ``env`` (oracle agents read its privileged state), those that
+    accept ``seed`` get ``seed`` (so runs repeat).
     Raises SetupError (a ValueError) naming the spec when it cannot be built."""
     if hasattr(spec, "act"):
         return spec
@@ -102,13 +118,17 @@ def build_agent(spec: AgentSpec, env: Any = None, seed: int | None = None) -> An
     import agents
 
     try:
-        name, kwargs = parse_spec(spec)
+        factory_spec = importable_factory(spec)
+        name, kwargs = (spec, {}) if factory_spec is not None else parse_spec(spec)
     except ValueError as exc:
         raise SetupError(str(exc)) from exc
-    if name in agents.REGISTRY:
-        module, factory = agents.REGISTRY[name].split(":")
+    if name in agents.REGISTRY or factory_spec is not None:
         from importlib import import_module
 
+        if factory_spec is not None:
+            module, factory, kwargs = factory_spec
+        else:
+            module, factory = agents.REGISTRY[name].split(":")
         try:
             fn = getattr(import_module(module), factory)
         except (ImportError, AttributeError) as exc:

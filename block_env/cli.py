@@ -3,6 +3,7 @@
     block-env train [config.yaml] [key=value ...]      # python train.py
     block-env evaluate AGENT AGENT [...]               # python -m block_env.evaluate
     block-env ladder [AGENT ...] --players N           # python -m block_env.evaluate --ladder
+    block-env benchmark AGENT --task block-2p-v1       # python -m block_env.benchmark
     block-env play --opponents rules                   # python -m block_env.play
     block-env replay game.json [--gif game.gif]        # python -m block_env.replay
     block-env openspiel nashconv --max-pip 2           # python -m block_env.openspiel
@@ -26,6 +27,7 @@ SUBCOMMANDS: dict[str, tuple[str, str, tuple[str, ...]]] = {
     "train": ("block_env.training.cli", "train a policy (python train.py)", ()),
     "evaluate": ("block_env.evaluate", "duplicate-deal evaluation with 95% CIs", ()),
     "ladder": ("block_env.evaluate", "round robin and Bradley-Terry ratings", ("--ladder",)),
+    "benchmark": ("block_env.benchmark.cli", "score an agent on a frozen task", ()),
     "play": ("block_env.play", "play a match in the terminal against agents", ()),
     "replay": ("block_env.replay", "check or animate a game record", ()),
     "openspiel": ("block_env.openspiel.__main__", "exact analysis on small sets", ()),

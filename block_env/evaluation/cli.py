@@ -21,19 +21,19 @@ from block_env.evaluation.runner import prepare, run
 PROG = "python -m block_env.evaluate"
 
 
-class _UsageError(Exception):
+class UsageError(Exception):
     """A command-line mistake: reported in one line, exit status 2."""
 
 
-class _Parser(argparse.ArgumentParser):
+class Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
-        raise _UsageError(f"{message} (see --help)")
+        raise UsageError(f"{message} (see --help)")
 
 
 def _parser(prog: str = PROG) -> argparse.ArgumentParser:
     """The command's arguments, under the name ``prog``."""
     example = "--players 3" if prog.endswith("ladder") else "block-2p rules --hands 4000"
-    p = _Parser(
+    p = Parser(
         prog=prog,
         description="Evaluate Block agents on duplicate deals (seats rotated), or run a ladder.",
         epilog=f"example: {prog} {example}",
@@ -120,7 +120,7 @@ def _lineup(text: str | None) -> list[int] | None:
     try:
         return [int(part) for part in text.split(",")]
     except ValueError as exc:
-        raise _UsageError(
+        raise UsageError(
             f"--lineup {text}: give one agent index per seat, comma-separated (e.g. 0,1,1,1)"
         ) from exc
 
@@ -130,40 +130,40 @@ def _check_record_dir(path_text: str) -> Path:
     written, is refused before anything is played."""
     path = Path(path_text).expanduser()
     if path.exists() and not path.is_dir():
-        raise _UsageError(f"--record {path_text}: that is a file; give a folder")
+        raise UsageError(f"--record {path_text}: that is a file; give a folder")
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise _UsageError(f"--record {path_text}: cannot create the folder ({exc})") from exc
+        raise UsageError(f"--record {path_text}: cannot create the folder ({exc})") from exc
     if not os.access(path, os.W_OK):
-        raise _UsageError(f"--record {path_text}: the folder is not writable")
+        raise UsageError(f"--record {path_text}: the folder is not writable")
     return path
 
 
-def _json_safe(value: Any) -> Any:
+def json_safe(value: Any) -> Any:
     """NaN/inf -> None so the file is strict JSON."""
     if isinstance(value, float) and not math.isfinite(value):
         return None
     if isinstance(value, dict):
-        return {k: _json_safe(v) for k, v in value.items()}
+        return {k: json_safe(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_json_safe(v) for v in value]
+        return [json_safe(v) for v in value]
     return value
 
 
-def _check_output(path_text: str) -> Path:
+def check_output(path_text: str) -> Path:
     """The ``--json`` path, checked before anything is played: its folder is created if
     missing; a folder given as the file, or a place that cannot be written, is refused."""
     path = Path(path_text).expanduser()
     if path.is_dir():
-        raise _UsageError(f"--json {path_text}: that is a folder; give a file path")
+        raise UsageError(f"--json {path_text}: that is a folder; give a file path")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise _UsageError(f"--json {path_text}: cannot create its folder ({exc})") from exc
+        raise UsageError(f"--json {path_text}: cannot create its folder ({exc})") from exc
     target = path if path.exists() else path.parent
     if not os.access(target, os.W_OK):
-        raise _UsageError(f"--json {path_text}: {target} is not writable")
+        raise UsageError(f"--json {path_text}: {target} is not writable")
     return path
 
 
@@ -173,11 +173,11 @@ def _check_count(option: str, value: int | None, players: int) -> None:
     if value is None:
         return
     if value < 1:
-        raise _UsageError(f"{option} {value}: use a positive multiple of {players}")
+        raise UsageError(f"{option} {value}: use a positive multiple of {players}")
     if value % players:
         lower, upper = value - value % players, value + players - value % players
         allowed = " or ".join(str(v) for v in (lower, upper) if v > 0)
-        raise _UsageError(
+        raise UsageError(
             f"{option} {value} is not a whole number of deals: each deal is played once per "
             f"seating ({players} with {players} players), so use a multiple of {players}, "
             f"e.g. {allowed}"
@@ -203,26 +203,26 @@ def main(argv: Iterable[str] | None = None, prog: str | None = None) -> int:
         try:
             game = BlockConfig(num_players=args.players, **config)
         except ValueError as exc:
-            raise _UsageError(str(exc)) from exc
+            raise UsageError(str(exc)) from exc
         n = game.num_players
         _check_count("--hands", args.hands, n)
         _check_count("--matches", args.matches, n)
         if args.workers < 1:
-            raise _UsageError(
+            raise UsageError(
                 f"--workers {args.workers}: use an integer >= 1 (the number of processes "
                 "playing deals; 1 plays them one after another)"
             )
         progress = not args.no_progress
         if args.ladder:
             if args.episode != "hand" or args.matches is not None:
-                raise _UsageError(
+                raise UsageError(
                     "--ladder compares agents on single hands: drop --episode/--matches"
                 )
             if args.record is not None:
-                raise _UsageError("--record saves the games of an evaluation, not of --ladder")
+                raise UsageError("--record saves the games of an evaluation, not of --ladder")
             if args.lineup is not None:
-                raise _UsageError("--ladder seats every pair its own way: drop --lineup")
-            output = None if args.json is None else _check_output(args.json)
+                raise UsageError("--ladder seats every pair its own way: drop --lineup")
+            output = None if args.json is None else check_output(args.json)
             res: Any = ladder(
                 args.agents or None,
                 num_players=args.players,
@@ -237,7 +237,7 @@ def main(argv: Iterable[str] | None = None, prog: str | None = None) -> int:
                 print(f"{prog}: warning: {note}", file=sys.stderr)
         else:
             if len(args.agents) < 2:
-                raise _UsageError(
+                raise UsageError(
                     "give two or more agents, e.g. `rules greedy` (one agent alone would only "
                     "play itself; name it twice to compare two copies), or use --ladder"
                 )
@@ -253,18 +253,23 @@ def main(argv: Iterable[str] | None = None, prog: str | None = None) -> int:
                 workers=args.workers,
                 **config,
             )
-            output = None if args.json is None else _check_output(args.json)
+            output = None if args.json is None else check_output(args.json)
             for note in plan.notes:
                 print(f"{prog}: warning: {note}", file=sys.stderr)
             record_dir = None if args.record is None else _check_record_dir(args.record)
             res = run(plan, progress, record_dir)
-    except (_UsageError, SetupError) as exc:
+    except (UsageError, SetupError) as exc:
         print(f"{prog}: error: {exc}", file=sys.stderr)
         return 2
     print(res.table())
     if output is not None:
-        tmp = output.with_name(output.name + ".tmp")
-        tmp.write_text(json.dumps(_json_safe(res.to_dict()), indent=2), encoding="utf-8")
-        os.replace(tmp, output)
-        print(f"wrote {output}")
+        write_json(output, res.to_dict())
     return 0
+
+
+def write_json(output: Path, data: Any) -> None:
+    """Write ``data`` as strict JSON (NaN as null), atomically, and say so."""
+    tmp = output.with_name(output.name + ".tmp")
+    tmp.write_text(json.dumps(json_safe(data), indent=2), encoding="utf-8")
+    os.replace(tmp, output)
+    print(f"wrote {output}")

@@ -72,7 +72,7 @@ from block_env.training.errors import (
     TrainError,
 )
 from block_env.training.init_policy import initial_weights
-from block_env.training.results import evaluate_against, finish
+from block_env.training.results import PERIODIC_EVAL_SEED, evaluate_against, finish
 from block_env.training.rollout import Batch, Collector
 from block_env.training.runs import (
     RunFolder,
@@ -416,7 +416,9 @@ def _train(
             return
         t0 = time.perf_counter()
         with at_once():
-            res = evaluate_against(model, cfg, cfg.eval_opponents, cfg.eval_hands, seed=10_000)
+            res = evaluate_against(
+                model, cfg, cfg.eval_opponents, cfg.eval_hands, seed=PERIODIC_EVAL_SEED
+            )
         entry = {
             "update": update,
             "env_steps": env_steps,

@@ -42,7 +42,7 @@ from typing import Any
 
 from block_env.training.config import TrainConfig, game_of
 from block_env.training.errors import ConfigError
-from block_env.training.results import evaluate_against, finish
+from block_env.training.results import PERIODIC_EVAL_SEED, evaluate_against, finish
 from block_env.training.runs import StopSignals, close_run, open_run, say
 
 STEPS_KEY = "num_env_steps_sampled_lifetime"
@@ -162,7 +162,7 @@ def _evaluate(
 ) -> dict[str, Any]:
     """``main`` (greedy) vs ``eval_opponents``; keeps the best weights in ``best``."""
     model = network(algo)
-    res = evaluate_against(model, cfg, cfg.eval_opponents, cfg.eval_hands, 10_000)
+    res = evaluate_against(model, cfg, cfg.eval_opponents, cfg.eval_hands, PERIODIC_EVAL_SEED)
     score = sum(v["margin"] for v in res.values()) / max(len(res), 1)
     if score > best["score"]:
         best.update(weights=copy.deepcopy(model.state_dict()), update=record["update"], score=score)

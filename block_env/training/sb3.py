@@ -11,7 +11,12 @@ from typing import Any
 import numpy as np
 
 from block_env.training.config import BASELINES, TrainConfig
-from block_env.training.results import evaluate_agent, write_results
+from block_env.training.results import (
+    FINAL_EVAL_SEED,
+    PERIODIC_EVAL_SEED,
+    evaluate_agent,
+    write_results,
+)
 from block_env.training.runs import bar_of, close_run, open_run, resolve_device, say
 
 
@@ -121,7 +126,7 @@ class SB3Agent:
 
 
 def _sb3_eval(agent: Any, cfg: TrainConfig, steps: int, start: float, bar: Any) -> dict:
-    res = evaluate_agent(agent, cfg, cfg.eval_opponents, cfg.eval_hands, 10_000)
+    res = evaluate_agent(agent, cfg, cfg.eval_opponents, cfg.eval_hands, PERIODIC_EVAL_SEED)
     say(
         bar,
         f"sb3 steps {steps:,} eval: "
@@ -135,4 +140,4 @@ def _sb3_eval(agent: Any, cfg: TrainConfig, steps: int, start: float, bar: Any) 
 
 
 def _sb3_final(agent: Any, cfg: TrainConfig) -> dict[str, Any]:
-    return evaluate_agent(agent, cfg, cfg.eval_opponents, cfg.final_eval_hands, 1_000_000)
+    return evaluate_agent(agent, cfg, cfg.eval_opponents, cfg.final_eval_hands, FINAL_EVAL_SEED)

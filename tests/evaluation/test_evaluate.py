@@ -513,3 +513,20 @@ def test_cli_lineup_seats_a_bot_as_the_first_agents_partner(
 def test_cli_refuses_bad_lineups(capsys: pytest.CaptureFixture, extra: list[str], needle: str):
     args = ["rules", "greedy", "--players", "4", "--partnership", "--hands", "8", *extra]
     assert_one_line_error(*run_cli(capsys, *args), needle)
+
+
+def test_an_importable_factory_is_an_agent_spec() -> None:
+    from block_env.agent_specs import build_agent
+
+    res = evaluate(["agents.baselines:GreedyAgent", "greedy"], hands=40, seed=5)
+    assert res.stats[0].margin.mean == 0.0  # the same deterministic bot in both seats
+    seeded = build_agent("agents.baselines:RandomAgent:seed=3")
+    again = build_agent("agents.baselines:RandomAgent", seed=3)
+    env = raw_env()
+    env.reset(seed=1)
+    obs = env.observe(env.agent_selection)
+    assert [seeded.act(obs) for _ in range(20)] == [again.act(obs) for _ in range(20)]
+    with pytest.raises(SetupError, match="no_such_module"):
+        build_agent("no_such_module:make")
+    with pytest.raises(SetupError, match="has no attribute 'nothing'"):
+        build_agent("agents.baselines:nothing")

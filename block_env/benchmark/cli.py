@@ -1,0 +1,89 @@
+"""The command line, ``python -m block_env.benchmark``:
+
+    python -m block_env.benchmark AGENT --task block-2p-v1 [--json FILE] [--hands N]
+    python -m block_env.benchmark tasks                     # the frozen tasks
+
+Setup errors are one line on stderr with exit status 2, before anything is played.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable
+
+from block_env.agent_specs import SetupError
+from block_env.benchmark.runner import benchmark
+from block_env.benchmark.tasks import TASKS, get_task
+from block_env.evaluation.cli import Parser, UsageError, check_output, write_json
+from block_env.evaluation.results import format_table
+
+PROG = "python -m block_env.benchmark"
+
+
+def _score_parser(prog: str) -> Parser:
+    p = Parser(
+        prog=prog,
+        description="Score an agent on a frozen task: its reference field, its held-out deals.",
+        epilog=f"example: {prog} block-2p --task block-2p-v1 --json block-2p.json "
+        f"(tasks: {prog} tasks)",
+    )
+    p.add_argument(
+        "agent",
+        help="an agent spec: a shipped policy (block-2p), a policy file, a bot (rules), "
+        "pimc-20, rllib:path=RUN, or an importable module:factory",
+    )
+    p.add_argument("--task", required=True, help=f"one of {', '.join(TASKS)}")
+    p.add_argument(
+        "--hands",
+        type=int,
+        default=None,
+        help="hands per opponent and lineup for a quick look (a multiple of the player count; "
+        "default: the task's held-out set, fewer deals for the search agents)",
+    )
+    p.add_argument("--workers", type=int, default=1, help="processes playing deals (default 1)")
+    p.add_argument("--json", default=None, help="also write the result to this JSON file")
+    p.add_argument("--allow-mismatch", action="store_true", help="as in block_env.evaluate")
+    p.add_argument("--no-progress", action="store_true", help="hide the progress bars")
+    return p
+
+
+def tasks_table() -> str:
+    """The frozen tasks, one line each."""
+    rows = []
+    for t in TASKS.values():
+        field = ", ".join(o.spec if o.deals is None else f"{o.spec} ({o.deals})" for o in t.field)
+        rows.append([t.id, t.description, f"{t.deals} x {t.num_players}", field])
+    head = ["task", "game", "deals x rotations", "field (deals when fewer)"]
+    return format_table(head, rows)
+
+
+def main(argv: Iterable[str] | None = None, prog: str | None = None) -> int:
+    """The command line; returns the exit status."""
+    prog = PROG if prog is None else prog
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    if args_list[:1] == ["tasks"]:
+        print(tasks_table())
+        return 0
+    try:
+        args = _score_parser(prog).parse_args(args_list)
+        try:
+            task = get_task(args.task)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+        output = None if args.json is None else check_output(args.json)
+        res = benchmark(
+            args.agent,
+            task,
+            hands=args.hands,
+            workers=args.workers,
+            progress=not args.no_progress,
+            allow_mismatch=args.allow_mismatch,
+            command=" ".join([prog, *args_list]),
+        )
+    except (UsageError, SetupError) as exc:
+        print(f"{prog}: error: {exc}", file=sys.stderr)
+        return 2
+    print(res.table())
+    if output is not None:
+        write_json(output, res.to_dict())
+    return 0

@@ -1,0 +1,256 @@
+"""Score an agent on a task: every reference opponent of the task's field, in each of the
+task's lineups, on the task's held-out deals; margins with 95% CIs, hand-win rates and the
+rating on the task's frozen ladder, with everything needed to repeat the run."""
+
+from __future__ import annotations
+
+import hashlib
+import platform
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from importlib import metadata
+from typing import Any
+
+import numpy as np
+
+from block_env.agent_specs import SetupError, importable_factory, parse_spec
+from block_env.benchmark.elo import FROZEN_LADDERS, rate
+from block_env.benchmark.tasks import Task, deal_digest
+from block_env.evaluation.parallel import check_workers
+from block_env.evaluation.results import format_table
+from block_env.evaluation.runner import prepare, run_plan
+from block_env.evaluation.stats import Estimate
+
+# lineup name -> the agent index (0 = the agent, 1 = the opponent) at each seat
+LINEUPS: dict[str, dict[int, tuple[int, ...]]] = {
+    "alone": {2: (0, 1), 3: (0, 1, 1), 4: (0, 1, 1, 1)},
+    "field": {3: (1, 0, 0), 4: (1, 0, 0, 0)},
+    "team": {4: (0, 1, 0, 1)},
+    "ad_hoc": {4: (0, 1, 1, 1)},
+}
+LIBRARIES = ("numpy", "numba", "torch", "gymnasium", "pettingzoo")
+
+
+@dataclass
+class Row:
+    """The agent against one opponent in one lineup."""
+
+    opponent: str  # the opponent's id (a policy's name@sha256 prefix)
+    lineup: str
+    deals: int
+    hands: int
+    margin: Estimate  # the agent's points per hand over the opponent's
+    hand_win: Estimate  # share of the agent's seat-hands won (its side's, in partnership)
+    seconds: float
+
+
+@dataclass
+class BenchmarkResult:
+    """What ``python -m block_env.benchmark`` prints and writes as JSON."""
+
+    task: dict[str, Any]  # the id, version and full definition
+    agent: dict[str, Any]  # spec, id and the policy file's sha256 (None for other agents)
+    deal_set: dict[str, Any]  # the first seed, the deals used and their digest
+    rows: list[Row]
+    elo: dict[str, Any] | None
+    versions: dict[str, str | None]
+    machine: dict[str, Any]
+    workers: int
+    wall_s: float
+    command: str
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def table(self) -> str:
+        """One line per (opponent, lineup), then the rating."""
+        head = ["opponent", "lineup", "hands", "margin [95% CI]", "hand win % [95% CI]"]
+        rows = [
+            [r.opponent, r.lineup, str(r.hands), r.margin.fmt(2), r.hand_win.fmt(1, pct=True)]
+            for r in self.rows
+        ]
+        title = (
+            f"{self.agent['id']} on {self.task['id']} ({self.deal_set['deals']} held-out deals, "
+            f"{self.wall_s:.0f} s)"
+        )
+        text = title + "\n" + format_table(head, rows)
+        if self.elo is not None:
+            e = self.elo
+            text += (
+                f"\n\nElo on the task's frozen ladder (random = 0): {e['mean']:+.0f} "
+                f"[{e['lo']:+.0f}, {e['hi']:+.0f}], against {', '.join(e['opponents'])}"
+            )
+        for note in self.notes:
+            text += f"\nnote: {note}"
+        return text
+
+
+def _sha256(path: Any) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def agent_identity(spec: str) -> dict[str, Any]:
+    """``{"spec", "id", "sha256"}``: a policy file (shipped name or path) is named by its
+    name and the first 8 hex digits of its sha256 (``block-2p@82065c70``); other agents
+    (bots, search, ``rllib:``, ``module:factory``) by their spec."""
+    import agents
+
+    out: dict[str, Any] = {"spec": spec, "id": spec, "sha256": None}
+    if importable_factory(spec) is not None:
+        return out
+    name, _ = parse_spec(spec)
+    if name in agents.REGISTRY:
+        return out
+    from agents.policy_files import resolve
+
+    try:
+        path = resolve(name)
+    except FileNotFoundError as exc:
+        raise SetupError(f"agent {spec!r}: {exc}") from None
+    digest = _sha256(path)
+    label = name if "/" not in name and not name.endswith(".pt") else path.stem
+    out.update(id=f"{label}@{digest[:8]}", sha256=digest)
+    return out
+
+
+def _versions() -> dict[str, str | None]:
+    out: dict[str, str | None] = {"python": platform.python_version()}
+    for lib in ("block-env", *LIBRARIES):
+        try:
+            out[lib] = metadata.version(lib)
+        except metadata.PackageNotFoundError:
+            out[lib] = None
+    return out
+
+
+def _machine() -> dict[str, Any]:
+    import os
+
+    return {
+        "system": platform.system(),
+        "machine": platform.machine(),
+        "processor": platform.processor() or None,
+        "cpus": os.cpu_count(),
+    }
+
+
+def plan_rows(task: Task, agent_id: str, hands: int | None) -> list[tuple[str, str, int]]:
+    """(opponent spec, lineup, deals) of every row of the benchmark: the task's field in
+    its lineups, each opponent on its share of the held-out deals, or on ``hands`` hands
+    (a multiple of the player count, at most the opponent's share) for a quick look. An
+    opponent that is the agent itself (the same spec, or the same policy file) is left out."""
+    n = task.num_players
+    if hands is not None:
+        if isinstance(hands, bool) or not isinstance(hands, int) or hands <= 0 or hands % n:
+            raise SetupError(
+                f"hands={hands!r} is not allowed for {task.id}: use a positive multiple of "
+                f"{n} (one deal is played once per seat rotation)"
+            )
+        if hands > task.deals * n:
+            raise SetupError(
+                f"hands={hands} is more than {task.id}'s held-out set ({task.deals} deals x "
+                f"{n} rotations = {task.deals * n} hands)"
+            )
+    out = []
+    for opp in task.field:
+        if agent_identity(opp.spec)["id"] == agent_id:
+            continue
+        deals = task.deals if opp.deals is None else opp.deals
+        if hands is not None:
+            deals = min(deals, hands // n)
+        out += [(opp.spec, lineup, deals) for lineup in task.lineups]
+    return out
+
+
+def benchmark(
+    agent: str,
+    task: Task,
+    hands: int | None = None,
+    workers: int = 1,
+    progress: bool = False,
+    allow_mismatch: bool = False,
+    command: str | None = None,
+) -> BenchmarkResult:
+    """Play ``agent`` (a spec string) against the task's field on its held-out deals.
+    SetupError before anything is played when the agent cannot be built or does not fit."""
+    if not isinstance(agent, str):
+        raise SetupError(f"agent {agent!r}: give a spec string (a name, a path, module:factory)")
+    workers = check_workers(workers, [agent])
+    ident = agent_identity(agent)
+    rows_plan = plan_rows(task, ident["id"], hands)
+    n = task.num_players
+    plans = []
+    for spec, lineup, deals in rows_plan:  # build every row first: all errors before play
+        opp_id = agent_identity(spec)["id"]
+        plan = prepare(
+            [agent, spec],
+            hands=deals * n,
+            seed=task.deal_seed,
+            lineup=list(LINEUPS[lineup][n]),
+            labels=[ident["id"], opp_id],
+            allow_mismatch=allow_mismatch,
+            workers=workers,
+            **task.env_kwargs(),
+        )
+        plans.append((opp_id, lineup, plan))
+    start = time.perf_counter()
+    rows: list[Row] = []
+    notes: list[str] = []
+    per_opponent: dict[str, tuple[list[np.ndarray], list[np.ndarray]]] = {}
+    for opp_id, lineup, plan in plans:
+        res = run_plan(plan, progress, None)
+        notes += [n for n in res.notes if n not in notes]
+        s = res.stats[0]
+        rows.append(Row(opp_id, lineup, res.deals, res.hands, s.margin, s.hand_win, res.seconds))
+        wins = res.per_deal["side_wins"][:, 0] + 0.5 * res.per_deal["ties"]
+        w, h = per_opponent.setdefault(opp_id, ([], []))
+        w.append(wins)
+        h.append(res.per_deal["hands"])
+    elo = _elo(task, per_opponent)
+    most = max(r.deals for r in rows)
+    return BenchmarkResult(
+        task={"id": task.id, "version": task.version, "definition": task.definition()},
+        agent=ident,
+        deal_set={
+            "first_seed": task.deal_seed,
+            "deals": most,
+            "task_deals": task.deals,
+            "sha256": deal_digest(task, most),
+            "hands_option": hands,
+        },
+        rows=rows,
+        elo=elo,
+        versions=_versions(),
+        machine=_machine(),
+        workers=workers,
+        wall_s=time.perf_counter() - start,
+        command=command or " ".join(sys.argv),
+        notes=notes,
+    )
+
+
+def _elo(task: Task, per_opponent: dict[str, tuple[list[np.ndarray], list[np.ndarray]]]) -> Any:
+    """The rating on the frozen ladder; a deal's wins over all lineups of one opponent are
+    pooled (the lineups share the deals), as the ladder pools its two lineups."""
+    if task.ladder is None or task.ladder not in FROZEN_LADDERS:
+        return None
+    pooled = {}
+    for label, (w, h) in per_opponent.items():
+        size = min(len(x) for x in w)  # every lineup of one opponent plays the same deals
+        pooled[label] = (sum(x[:size] for x in w), sum(x[:size] for x in h))
+    est, used = rate(task.ladder, pooled)
+    if est is None:
+        return None
+    return {
+        "mean": est.mean,
+        "lo": est.lo,
+        "hi": est.hi,
+        "opponents": used,
+        "ladder": FROZEN_LADDERS[task.ladder][0],
+    }

@@ -1,0 +1,206 @@
+"""Frozen benchmark tasks: a named, versioned env configuration with its held-out deal set and
+its reference field. A task's definition never changes; a change is a new version.
+
+Held-out deals: deal ``d`` of a task is the first deal of ``raw_env`` reset with seed
+``task.deal_seed + d``. Every task's seeds lie in ``[HELD_OUT_SEED, HELD_OUT_SEED + 10**12)``,
+a block that training never touches: ``train.py`` takes seeds below ``2**32`` (its games are
+dealt by one generator per rank, seeded below ``2**32``) and evaluates on deal seeds 10,000
+(periodic evaluations, which choose the kept policy) and 1,000,000 (the final one); the
+examples seed below ``2**32`` too. ``tests/benchmark`` checks that no such deal is in a
+task's set.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from gymnasium.utils import seeding
+
+from block_env import rules
+from block_env.config import BlockConfig
+
+HELD_OUT_SEED = 10**13  # first seed of the benchmark's deal block (far above 2**32)
+SEEDS_PER_TASK = 10**9  # each task's own stretch of the block
+
+
+@dataclass(frozen=True)
+class Opponent:
+    """A reference agent of a task's field and how many of the task's deals it plays
+    (``None``: all of them; fewer for search agents, whose hands cost seconds each)."""
+
+    spec: str
+    deals: int | None = None
+
+
+@dataclass(frozen=True)
+class Task:
+    """One frozen benchmark task.
+
+    The game is always one hand scored in zero-sum points with the rotating lead (a fair
+    lot for the leader); ``deals`` is the default size of the held-out set, each deal played
+    once per seat rotation. ``field`` is what an agent is measured against, in ``lineups``:
+    ``alone`` (the agent in one seat, the opponent in every other), ``field`` (one opponent
+    among copies of the agent), ``team`` (partnership: two copies against two opponents) and
+    ``ad_hoc`` (partnership: the agent with an opponent as its partner, against two more).
+    """
+
+    id: str
+    num_players: int
+    deals: int
+    field: tuple[Opponent, ...]
+    lineups: tuple[str, ...]
+    index: int  # the task's stretch of the held-out seed block; never reused
+    partnership: bool = False
+    max_pip: int = 6
+    hand_size: int | None = None
+    ladder: str | None = None  # the frozen ladder (block_env.benchmark.elo) rating agents
+    description: str = ""
+
+    @property
+    def name(self) -> str:
+        """The task id without its version (``block-2p``)."""
+        return self.id.rsplit("-v", 1)[0]
+
+    @property
+    def version(self) -> int:
+        return int(self.id.rsplit("-v", 1)[1])
+
+    @property
+    def deal_seed(self) -> int:
+        """Seed of deal 0 of the held-out set."""
+        return HELD_OUT_SEED + self.index * SEEDS_PER_TASK
+
+    def env_kwargs(self) -> dict[str, Any]:
+        """The keywords of ``raw_env`` (and of ``evaluate``) for this task's game."""
+        out: dict[str, Any] = {
+            "num_players": self.num_players,
+            "episode": "hand",
+            "opener": "rotate",
+            "partnership": self.partnership,
+            "max_pip": self.max_pip,
+        }
+        if self.hand_size is not None:
+            out["hand_size"] = self.hand_size
+        return out
+
+    def block_config(self) -> BlockConfig:
+        kwargs = self.env_kwargs()
+        kwargs.pop("episode")
+        return BlockConfig(episode="hand", reward="zero_sum", **kwargs)
+
+    def definition(self) -> dict[str, Any]:
+        """Everything that defines the task (what its test pins), as JSON-ready values."""
+        return {
+            "id": self.id,
+            "game": {**self.env_kwargs(), "reward": "zero_sum"},
+            "deal_seed": self.deal_seed,
+            "deals": self.deals,
+            "field": [[o.spec, o.deals] for o in self.field],
+            "lineups": list(self.lineups),
+            "ladder": self.ladder,
+        }
+
+
+def _field(network: str | None, pimc20: int, pimc100: int) -> tuple[Opponent, ...]:
+    base = [Opponent("random"), Opponent("greedy"), Opponent("rules")]
+    base += [Opponent("pimc-20", pimc20), Opponent("pimc-100", pimc100)]
+    if network is not None:
+        base.append(Opponent(network))
+    return tuple(base)
+
+
+_TASKS = (
+    Task(
+        "block-2p-v1",
+        2,
+        deals=4000,
+        field=_field("block-2p", 1000, 250),
+        lineups=("alone",),
+        index=0,
+        ladder="block-2p-v1",
+        description="2 players, individual play, the full double-six set",
+    ),
+    Task(
+        "block-3p-v1",
+        3,
+        deals=8000,
+        field=_field("block-3p", 400, 100),
+        lineups=("alone", "field"),
+        index=1,
+        ladder="block-3p-v1",
+        description="3 players, individual play",
+    ),
+    Task(
+        "block-4p-v1",
+        4,
+        deals=12500,
+        field=_field("block-4p", 250, 50),
+        lineups=("alone", "field"),
+        index=2,
+        ladder="block-4p-v1",
+        description="4 players, individual play",
+    ),
+    Task(
+        "block-partnership-v1",
+        4,
+        deals=25000,
+        field=_field("block-partnership", 250, 50),
+        lineups=("team", "ad_hoc"),
+        index=3,
+        partnership=True,
+        description="4 players in two teams (seats 0 and 2 against 1 and 3)",
+    ),
+    Task(
+        "block-d2-2p-v1",
+        2,
+        deals=5000,
+        field=_field(None, 5000, 1000),
+        lineups=("alone",),
+        index=4,
+        max_pip=2,
+        hand_size=2,
+        description="2 players, tiles [0|0]..[2|2], 2 tiles each: exact exploitability",
+    ),
+    Task(
+        "block-d3-2p-v1",
+        2,
+        deals=5000,
+        field=_field(None, 5000, 1000),
+        lineups=("alone",),
+        index=5,
+        max_pip=3,
+        hand_size=2,
+        description="2 players, tiles [0|0]..[3|3], 2 tiles each: exact exploitability",
+    ),
+)
+
+TASKS: dict[str, Task] = {t.id: t for t in _TASKS}
+
+
+def get_task(task_id: str) -> Task:
+    """The task named ``task_id``; ValueError listing the task ids otherwise."""
+    try:
+        return TASKS[task_id]
+    except KeyError:
+        raise ValueError(f"unknown task {task_id!r}: use one of {', '.join(TASKS)}") from None
+
+
+def deal(task: Task, d: int) -> tuple[int, tuple[int, ...]]:
+    """Deal ``d`` of the task's held-out set: (the seat the lot makes leader, each seat's
+    hand as a tile mask), exactly as ``raw_env`` deals it for seed ``deal_seed + d``."""
+    state = rules.new_match(task.block_config(), seeding.np_random(task.deal_seed + d)[0])
+    return state.leader, tuple(state.hands)
+
+
+def deal_digest(task: Task, deals: int | None = None) -> str:
+    """sha256 of the first ``deals`` deals of the held-out set (default: all of them): the
+    leader and the hands of every deal, as little-endian int64s."""
+    count = task.deals if deals is None else deals
+    h = hashlib.sha256()
+    for d in range(count):
+        leader, hands = deal(task, d)
+        h.update(np.array((leader, *hands), dtype="<i8").tobytes())
+    return h.hexdigest()
