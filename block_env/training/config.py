@@ -57,20 +57,20 @@ class TrainConfig:
     # ends early and its result then depends on the machine's speed.
     time_limit_min: float = 0.0
     # rollouts
-    num_envs: int = 512
-    rollout_steps: int = 64  # environment steps per game per update
+    num_envs: int = 1024
+    rollout_steps: int = 32  # environment steps per game per update
     # network (agents.network.NetConfig)
     hidden: list[int] = field(default_factory=lambda: [256, 256])
     activation: str = "relu"
     shared: bool = False
     privileged_critic: bool = True  # the critic also sees the other hands (training only)
     # PPO
-    lr: float = 3e-4
+    lr: float = 1e-3
     anneal_lr: bool = True
     gamma: float = 1.0
     gae_lambda: float = 0.95
     epochs: int = 4
-    minibatch_size: int = 1024
+    minibatch_size: int = 4096
     clip: float = 0.2
     ent_coef: float = 0.01
     vf_coef: float = 0.5
