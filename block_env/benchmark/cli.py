@@ -1,6 +1,7 @@
 """The command line, ``python -m block_env.benchmark``:
 
     python -m block_env.benchmark AGENT --task block-2p-v1 [--json FILE] [--hands N]
+    python -m block_env.benchmark exploit AGENT --task block-d3-2p-v1 --steps 5000000
     python -m block_env.benchmark tasks                     # the frozen tasks
 
 Setup errors are one line on stderr with exit status 2, before anything is played.
@@ -12,6 +13,7 @@ import sys
 from collections.abc import Iterable
 
 from block_env.agent_specs import SetupError
+from block_env.benchmark.exploit import exploit
 from block_env.benchmark.runner import benchmark
 from block_env.benchmark.tasks import TASKS, get_task
 from block_env.evaluation.cli import Parser, UsageError, check_output, write_json
@@ -47,6 +49,58 @@ def _score_parser(prog: str) -> Parser:
     return p
 
 
+def _exploit_parser(prog: str) -> Parser:
+    p = Parser(
+        prog=f"{prog} exploit",
+        description="A lower bound on an agent's exploitability: train a best response to it "
+        "(the native PPO, the agent frozen in every other seat), measure it on the task's "
+        "held-out deals.",
+        epilog=f"example: {prog} exploit rules --task block-d3-2p-v1 --steps 5000000 nproc=2",
+    )
+    p.add_argument("agent", help="an agent spec, as for scoring")
+    p.add_argument("overrides", nargs="*", help="key=value training settings (e.g. nproc=2)")
+    p.add_argument("--task", required=True, help=f"one of {', '.join(TASKS)}")
+    p.add_argument("--steps", type=float, required=True, help="environment steps of training")
+    p.add_argument("--hands", type=int, default=None, help="held-out hands (default: all)")
+    p.add_argument("--workers", type=int, default=1, help="processes playing the held-out deals")
+    p.add_argument("--run-dir", default=None, help="the training's run folder")
+    p.add_argument("--force", action="store_true", help="overwrite an existing run folder")
+    p.add_argument("--json", default=None, help="also write the result to this JSON file")
+    p.add_argument("--no-progress", action="store_true", help="hide the progress bars")
+    return p
+
+
+def _exploit_main(prog: str, argv: list[str]) -> int:
+    try:
+        args = _exploit_parser(prog).parse_intermixed_args(argv)
+        try:
+            task = get_task(args.task)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+        if args.steps != int(args.steps) or args.steps < 1:
+            raise UsageError(f"--steps {args.steps}: use a positive whole number of steps")
+        output = None if args.json is None else check_output(args.json)
+        res = exploit(
+            args.agent,
+            task,
+            int(args.steps),
+            hands=args.hands,
+            workers=args.workers,
+            run_dir=args.run_dir,
+            extra=list(args.overrides),
+            force=args.force,
+            progress=not args.no_progress,
+            command=" ".join([prog, "exploit", *argv]),
+        )
+    except (UsageError, SetupError) as exc:
+        print(f"{prog} exploit: error: {exc}", file=sys.stderr)
+        return 2
+    print(res.table())
+    if output is not None:
+        write_json(output, res.to_dict())
+    return 0
+
+
 def tasks_table() -> str:
     """The frozen tasks, one line each."""
     rows = []
@@ -64,6 +118,8 @@ def main(argv: Iterable[str] | None = None, prog: str | None = None) -> int:
     if args_list[:1] == ["tasks"]:
         print(tasks_table())
         return 0
+    if args_list[:1] == ["exploit"]:
+        return _exploit_main(prog, args_list[1:])
     try:
         args = _score_parser(prog).parse_args(args_list)
         try:

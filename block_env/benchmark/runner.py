@@ -119,7 +119,7 @@ def agent_identity(spec: str) -> dict[str, Any]:
     return out
 
 
-def _versions() -> dict[str, str | None]:
+def versions() -> dict[str, str | None]:
     out: dict[str, str | None] = {"python": platform.python_version()}
     for lib in ("block-env", *LIBRARIES):
         try:
@@ -129,7 +129,7 @@ def _versions() -> dict[str, str | None]:
     return out
 
 
-def _machine() -> dict[str, Any]:
+def machine_info() -> dict[str, Any]:
     import os
 
     return {
@@ -226,8 +226,8 @@ def benchmark(
         },
         rows=rows,
         elo=elo,
-        versions=_versions(),
-        machine=_machine(),
+        versions=versions(),
+        machine=machine_info(),
         workers=workers,
         wall_s=time.perf_counter() - start,
         command=command or " ".join(sys.argv),

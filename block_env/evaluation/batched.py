@@ -57,6 +57,29 @@ def baseline_actor(name: str, seed: int) -> Actor:
     )
 
 
+def agent_actor(spec: str, game: dict[str, Any], seed: int) -> Actor:
+    """Any agent spec acting on batches of plain observations: ``act_batch`` when the agent
+    has one (a policy), else its ``act`` row by row (bots, search agents, factories).
+    SetupError when it cannot be built, does not fit ``game`` or plays on the information
+    state."""
+    from block_env.agent_specs import SetupError, build_agent, check_game
+
+    agent = build_agent(spec, seed=seed)
+    check_game(agent, spec, BlockConfig(**game), allow_mismatch=False)
+    if agent_obs_type(agent) != "observation":
+        raise SetupError(f"agent {spec!r} plays on the information state: not supported here")
+    if hasattr(agent, "act_batch"):
+        return lambda obs, mask: np.asarray(agent.act_batch(obs, mask))
+
+    def act_rows(obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        return np.array(
+            [agent.act({"observation": o, "action_mask": m}) for o, m in zip(obs, mask)],
+            dtype=np.int64,
+        )
+
+    return act_rows
+
+
 def zero_sum_rewards(config: BlockConfig, points: np.ndarray, winner: np.ndarray) -> np.ndarray:
     """(K, n) float64 zero-sum rewards of finished hands from their points (K, n) and
     winning seat (K,) (-1 on a tied block): ``rules.spread_reward`` row by row, in float64
@@ -75,13 +98,15 @@ def evaluate_batched(
     hands: int,
     seed: int,
     name: str = "policy",
+    opponent_actor: Actor | None = None,
 ) -> EvalResult:
     """``agent`` (an object with ``act_batch(obs, mask) -> actions`` on numpy batches, e.g.
     ``agents.policy.PolicyAgent``) against the baseline ``opponent`` on ``hands`` hands
     (rounded up to whole deals) of the single-hand game ``game`` (``raw_env`` keywords with
     ``episode="hand"``), as ``block_env.evaluation.evaluate`` with the default lineup. The
     agent plays on the observation its ``obs_type`` attribute names (default
-    ``"observation"``); the bot always on the plain observation."""
+    ``"observation"``); the bot always on the plain observation. ``opponent_actor`` (e.g.
+    ``agent_actor``) plays the opponent instead of the baseline, named ``opponent``."""
     game = dict(game)
     if game.get("episode", "match") != "hand" or game.get("reward", "zero_sum") != "zero_sum":
         raise ValueError(
@@ -90,7 +115,7 @@ def evaluate_batched(
         )
     if isinstance(hands, bool) or not isinstance(hands, (int, np.integer)) or hands < 1:
         raise ValueError(f"hands must be a positive int, got {hands!r}")
-    opp = baseline_actor(opponent, seed)
+    opp = baseline_actor(opponent, seed) if opponent_actor is None else opponent_actor
     obs_type = agent_obs_type(agent)
     start = time.perf_counter()
     config = BlockConfig(**game)

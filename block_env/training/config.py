@@ -17,7 +17,7 @@ from typing import Any
 from block_env.information_state import OBS_TYPES
 from block_env.training.errors import ConfigError, ConfigFileMissing
 
-OPPONENT_KINDS = ("self", "snapshot", "random", "greedy", "rules")
+OPPONENT_KINDS = ("self", "snapshot", "random", "greedy", "rules", "fixed")
 TEACHERS = ("auto", "none", "greedy", "rules")
 BASELINES = ("random", "greedy", "rules")
 ALGOS = ("ppo", "sb3", "rllib")
@@ -102,6 +102,9 @@ class TrainConfig:
     # in the seat the learner would hold, the learner in every other seat (the second lineup
     # of a both-lineups evaluation); 0 = the bot fills every seat but the learner's
     rules_alone: float = 0.0
+    # the agent spec (block_env.agent_specs) of the "fixed" opponent kind and evaluation
+    # opponent: a frozen agent to train a best response against ("" = none)
+    fixed_agent: str = ""
     # partnership: share of the hands against an opponent kind other than "self" in which that
     # opponent also plays the learner's partner (ad hoc teamwork: a partner other than itself)
     bot_partner: float = 0.0
@@ -350,15 +353,41 @@ def validate(cfg: TrainConfig) -> TrainConfig:
         "opponents",
         "weights must be >= 0 with a positive sum",
     )
-    unknown = sorted(set(cfg.eval_opponents) - set(BASELINES))
-    need(not unknown, "eval_opponents", f"unknown agents {unknown}; use {', '.join(BASELINES)}")
-    need(bool(cfg.eval_opponents), "eval_opponents", f"name at least one of {', '.join(BASELINES)}")
+    fixed_used = cfg.opponents.get("fixed", 0) > 0 or "fixed" in cfg.eval_opponents
+    need(
+        bool(cfg.fixed_agent) == fixed_used,
+        "fixed_agent",
+        "name the frozen agent (an agent spec) exactly when opponents or eval_opponents "
+        "use the kind fixed",
+    )
+    need(
+        not fixed_used or cfg.algo == "ppo",
+        "fixed_agent",
+        f"only algo=ppo draws its own opponents: drop the fixed kind with algo={cfg.algo}",
+    )
+    if fixed_used and cfg.fixed_agent:
+        _check_fixed_agent(cfg)
+    allowed = (*BASELINES, "fixed") if cfg.fixed_agent else BASELINES
+    unknown = sorted(set(cfg.eval_opponents) - set(allowed))
+    need(not unknown, "eval_opponents", f"unknown agents {unknown}; use {', '.join(allowed)}")
+    need(bool(cfg.eval_opponents), "eval_opponents", f"name at least one of {', '.join(allowed)}")
     need(
         len(set(cfg.eval_opponents)) == len(cfg.eval_opponents),
         "eval_opponents",
         "name each opponent once",
     )
     return cfg
+
+
+def _check_fixed_agent(cfg: TrainConfig) -> None:
+    """Build the frozen agent once, so that a spec that cannot play this game fails here."""
+    from block_env.agent_specs import SetupError
+    from block_env.evaluation.batched import agent_actor
+
+    try:
+        agent_actor(cfg.fixed_agent, game_of(cfg), cfg.seed)
+    except SetupError as exc:
+        raise ConfigError(f"config fixed_agent={cfg.fixed_agent!r} is not allowed: {exc}") from None
 
 
 def split_across(cfg: TrainConfig, world_size: int) -> tuple[int, int]:

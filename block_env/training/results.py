@@ -24,12 +24,13 @@ FINAL_EVAL_SEED = 1_000_000
 def evaluate_against(
     model: Any, cfg: TrainConfig, opponents: list[str], hands: int, seed: int
 ) -> dict[str, dict[str, float]]:
-    """Greedy policy vs each baseline on duplicate deals: margin and hand-win CIs. Played on
+    """Greedy policy vs each baseline (and ``"fixed"``: the run's ``fixed_agent``) on
+    duplicate deals: margin and hand-win CIs. Played on
     the batched engine (``block_env.evaluation.batched``): the AEC evaluation's deals,
     seatings and statistics, all games of one opponent at once."""
     from agents.network import ActorCritic
     from agents.policy import PolicyAgent
-    from block_env.evaluation.batched import evaluate_batched
+    from block_env.evaluation.batched import agent_actor, evaluate_batched
 
     cpu_model = ActorCritic(
         model.net, **({"max_pip": cfg.max_pip} if set_of(cfg) else {}), **obs_of(cfg)
@@ -38,7 +39,10 @@ def evaluate_against(
     agent = PolicyAgent(cpu_model, "cpu", greedy=True, name="policy")
     out = {}
     for opp in opponents:
-        res = evaluate_batched(agent, game_of(cfg), opp, hands, seed)
+        actor = None
+        if opp == "fixed":  # the frozen agent the run trains a best response against
+            actor = agent_actor(cfg.fixed_agent, game_of(cfg), seed)
+        res = evaluate_batched(agent, game_of(cfg), opp, hands, seed, opponent_actor=actor)
         out[opp] = _figures(res)
     return out
 

@@ -31,11 +31,13 @@ from block_env.training.errors import Diverged
 class Opponents:
     """Acts for the non-learning seats: the baselines vectorised on batches (the rule bot
     by ``agents.baselines.rule_actions``, exactly ``RuleAgent().act`` row by row), the
-    snapshot network on one batch."""
+    snapshot network on one batch, the frozen ``fixed`` agent (``fixed``: an actor on
+    batches, ``evaluation.batched.agent_actor``)."""
 
-    def __init__(self, kinds: list[str], rng: np.random.Generator) -> None:
+    def __init__(self, kinds: list[str], rng: np.random.Generator, fixed: Any = None) -> None:
         self.kinds = kinds
         self.rng = rng
+        self.fixed = fixed
 
     def act(
         self,
@@ -50,6 +52,8 @@ class Opponents:
             return greedy_actions(mask)
         if kind == "rules":
             return rule_actions(obs, mask)
+        if kind == "fixed":
+            return self.fixed(obs, mask)
         return policy(obs, mask)  # self / snapshot: a network
 
 
@@ -104,7 +108,12 @@ class Collector:
         self.kinds = kinds
         w = np.array([cfg.opponents[k] for k in kinds], dtype=np.float64)
         self.weights = w / w.sum()
-        self.opponents = Opponents(kinds, rng)
+        fixed = None
+        if "fixed" in kinds:
+            from block_env.evaluation.batched import agent_actor
+
+            fixed = agent_actor(cfg.fixed_agent, game_of(cfg), cfg.seed if seed is None else seed)
+        self.opponents = Opponents(kinds, rng, fixed)
         self.generator = torch.Generator(device="cpu")
         self.generator.manual_seed(cfg.seed if seed is None else seed)
         B = self.num_envs
