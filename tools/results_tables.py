@@ -138,7 +138,7 @@ def recorded(kind: str, data: dict[str, Any]) -> dict[str, str]:
     """What a result file itself records, spelt as in the manifest's columns: ``labels``
     (the agents' names in the file, ``;``-separated) and, where the file has them,
     ``players``, ``seed`` and ``hands``. ``kind`` is the manifest's: evaluate, ladder,
-    training, nashconv or scaling."""
+    training, nashconv, scaling, benchmark or exploit."""
     if kind in ("evaluate", "ladder"):
         c = data["config"]
         hands_ = data["hands"] if kind == "evaluate" else data["hands_per_pair"]
@@ -154,6 +154,12 @@ def recorded(kind: str, data: dict[str, Any]) -> dict[str, str]:
         out["players"] = data["params"]["num_players"]
     elif kind == "scaling":
         out = {"labels": []}
+    elif kind in ("benchmark", "exploit"):
+        game = data["task"]["definition"]["game"]
+        out = {"labels": [data["agent"]["id"]], "players": game["num_players"]}
+        out["seed"] = data["deal_set"]["first_seed"]
+        if kind == "exploit":
+            out["hands"] = data["hands"]
     else:
         raise ValueError(f"unknown kind of result {kind!r}")
     return {k: ";".join(v) if k == "labels" else str(v) for k, v in out.items()}

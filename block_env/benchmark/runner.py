@@ -97,8 +97,9 @@ def _sha256(path: Any) -> str:
 
 def agent_identity(spec: str) -> dict[str, Any]:
     """``{"spec", "id", "sha256"}``: a policy file (shipped name or path) is named by its
-    name and the first 8 hex digits of its sha256 (``block-2p@82065c70``); other agents
-    (bots, search, ``rllib:``, ``module:factory``) by their spec."""
+    name and the first 8 hex digits of its sha256 (``block-2p@82065c70``, followed by the
+    spec's options: ``block-2p@82065c70:greedy=False``); other agents (bots, search,
+    ``rllib:``, ``module:factory``) by their spec."""
     import agents
 
     out: dict[str, Any] = {"spec": spec, "id": spec, "sha256": None}
@@ -115,7 +116,8 @@ def agent_identity(spec: str) -> dict[str, Any]:
         raise SetupError(f"agent {spec!r}: {exc}") from None
     digest = _sha256(path)
     label = name if "/" not in name and not name.endswith(".pt") else path.stem
-    out.update(id=f"{label}@{digest[:8]}", sha256=digest)
+    options = spec.partition(":")[2]  # e.g. greedy=False: another agent from the same file
+    out.update(id=f"{label}@{digest[:8]}" + (f":{options}" if options else ""), sha256=digest)
     return out
 
 

@@ -58,12 +58,15 @@ def baseline_actor(name: str, seed: int) -> Actor:
 
 
 def agent_actor(spec: str, game: dict[str, Any], seed: int) -> Actor:
-    """Any agent spec acting on batches of plain observations: ``act_batch`` when the agent
-    has one (a policy), else its ``act`` row by row (bots, search agents, factories).
+    """Any agent spec acting on batches of plain observations: the baselines' batched twins,
+    ``act_batch`` when the agent has one (a policy), else its ``act`` row by row (search
+    agents, factories).
     SetupError when it cannot be built, does not fit ``game`` or plays on the information
     state."""
     from block_env.agent_specs import SetupError, build_agent, check_game
 
+    if spec in BATCHED_BASELINES:  # their batched twins (random: other draws, the same law)
+        return baseline_actor(spec, seed)
     agent = build_agent(spec, seed=seed)
     check_game(agent, spec, BlockConfig(**game), allow_mismatch=False)
     if agent_obs_type(agent) != "observation":

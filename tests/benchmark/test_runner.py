@@ -46,6 +46,8 @@ def test_agent_ids_name_policy_files_by_their_sha256() -> None:
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
     assert shipped == {"spec": "block-2p", "id": f"block-2p@{digest[:8]}", "sha256": digest}
     assert agent_identity(str(path))["sha256"] == digest
+    sampling = agent_identity("block-2p:greedy=False")  # another agent from the same file
+    assert sampling["id"] == f"block-2p@{digest[:8]}:greedy=False"
     for spec in ("rules", "pimc-20", "pimc:worlds=5", "agents.baselines:GreedyAgent"):
         assert agent_identity(spec) == {"spec": spec, "id": spec, "sha256": None}
     with pytest.raises(SetupError, match="no-such.pt"):
