@@ -512,6 +512,43 @@ def distributed_scaling() -> str:
     return table(head, ["---:", "---:", "---", "---:"], rows)
 
 
+D3_NASHCONV = "nashconv/nashconv_n3k2_2p_tiny_n3k2@ebb22e6f.json"
+D3_EXPLOIT = [  # label, the NashConv table's method, the exploit file
+    ("uniform random", "uniform random", "exploit/block-d3-2p-v1/random_steps5000000.json"),
+    ("greedy", "greedy", "exploit/block-d3-2p-v1/greedy_steps5000000.json"),
+    ("rules", "rules", "exploit/block-d3-2p-v1/rules_steps5000000.json"),
+    (
+        "trained PPO policy (softmax)",
+        "trained (tiny_n3k2.pt)",
+        "exploit/block-d3-2p-v1/tiny_n3k2@ebb22e6f-softmax_steps5000000.json",
+    ),
+]
+
+
+def benchmark_exploit_d3() -> str:
+    """docs/benchmark.md: the approximate best response against the exact value on
+    double-three (NashConv / 2 per hand, OpenSpiel)."""
+    exact = {r["method"]: r["nash_conv"] for r in load(D3_NASHCONV)["rows"]}
+    rows = []
+    for label, method, name in D3_EXPLOIT:
+        data, truth = load(name), exact[method] / 2
+        bound, (lo, hi) = data["exploitability_lower_bound"], data["ci95"]
+        rows.append(
+            [
+                label,
+                f"{exact[method]:.4f}",
+                f"{truth:.4f}",
+                f"{signed(bound, 3)} [{signed(lo, 3)}, {signed(hi, 3)}]",
+                f"{100 * bound / truth:.0f}%",
+                "yes" if lo <= truth else "**no**",
+                f"{data['steps'] / 1e6:.0f}M, {data['train_wall_s'] / 60:.1f} min",
+            ]
+        )
+    head = ["agent", "NashConv", "NashConv / 2", "lower bound [95% CI]", "of exact"]
+    head += ["CI reaches exact", "training"]
+    return table(head, ["---", "---:", "---:", "---", "---:", "---", "---"], rows)
+
+
 def strength_partnership() -> str:
     """docs/strength.md: block-partnership with a copy of itself and with a rule-bot partner."""
     rows = [
@@ -652,6 +689,7 @@ TABLES: dict[str, Callable[[], str]] = {
     "distributed-world-size": distributed_world_size,
     "distributed-scaling": distributed_scaling,
     "readme-strength": readme_strength,
+    "benchmark-exploit-d3": benchmark_exploit_d3,
 }
 
 # ------------------------------------------------------------------ the pages

@@ -129,6 +129,9 @@ def run_rank(
         error = exc
     timeout = cfg.dist_timeout_s if cfg is not None else distributed.DEFAULT_TIMEOUT_S
     ranks = distributed.Ranks.from_environment(timeout)
+    if cfg is not None and cfg.pin_cores:
+        local_world = int(os.environ.get("LOCAL_WORLD_SIZE", "1") or 1)
+        distributed.pin_to_cores(ranks.local_rank, local_world, cfg.threads)
     try:
         ranks.agree(error)
         ranks.check_same_config(asdict(cfg), PER_RANK)

@@ -35,6 +35,8 @@ class TrainConfig:
     seed: int = 0
     device: str = "auto"  # auto = cuda when available, else cpu
     threads: int = 1  # torch CPU threads (per rank)
+    # torchrun / nproc=N: bind each local rank to cores of its own when there are enough
+    pin_cores: bool = True
     # data-parallel PPO (algo=ppo): ``nproc`` local ranks started by ``python train.py``
     # itself (torchrun's launcher; ignored when torchrun or Ray starts the ranks), each with
     # its share of num_envs and minibatch_size (both global) and ``threads`` threads
@@ -154,7 +156,15 @@ RESUMABLE = {
 }
 
 # Keys that may differ between the ranks of one run: none changes what a rank computes.
-PER_RANK = {"nproc", "ray_workers", "dist_timeout_s", "threads", "progress", "tensorboard"}
+PER_RANK = {
+    "nproc",
+    "ray_workers",
+    "dist_timeout_s",
+    "threads",
+    "pin_cores",
+    "progress",
+    "tensorboard",
+}
 
 
 def _field_types() -> dict[str, Any]:

@@ -56,6 +56,21 @@ def rank_seed(seed: int, rank: int) -> int:
     return int(np.random.SeedSequence([seed, rank]).generate_state(1)[0])
 
 
+def pin_to_cores(local_rank: int, local_world_size: int, threads: int) -> list[int] | None:
+    """Bind this rank to ``threads`` cores of its own, the local ranks side by side, when
+    the process may use enough cores for all of them (else None, nothing changed). Ranks
+    that stay on their cores wait less for each other at every all-reduce (on two cores,
+    two ranks: 1.73x one rank pinned, 1.68x not; docs/distributed.md)."""
+    if not hasattr(os, "sched_setaffinity"):
+        return None
+    cpus = sorted(os.sched_getaffinity(0))
+    if local_world_size < 2 or len(cpus) < local_world_size * threads:
+        return None
+    mine = cpus[local_rank * threads : (local_rank + 1) * threads]
+    os.sched_setaffinity(0, mine)
+    return mine
+
+
 def to_bytes(obj: Any) -> bytes:
     """``obj`` (tensors, numbers, strings, lists and dicts of them) as ``torch.save`` bytes."""
     buf = io.BytesIO()

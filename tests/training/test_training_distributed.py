@@ -104,6 +104,28 @@ def test_rank_0_alone_writes_one_log_that_counts_every_rank(two_rank_run: Path) 
     assert state["config"]["num_envs"] == 32  # the global config, as given
 
 
+def test_ranks_pinned_to_cores_train_as_unpinned_ranks(two_rank_run: Path, tmp_path: Path) -> None:
+    unpinned = tmp_path / "unpinned"
+    done = run_cmd(train_cmd(unpinned, "nproc=2", "pin_cores=false"))
+    assert done.returncode == 0, done.stderr
+    assert_same_training(two_rank_run, unpinned)
+
+
+def test_pin_to_cores_gives_each_local_rank_cores_of_its_own(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from block_env.training import distributed
+
+    bound: list[list[int]] = []
+    monkeypatch.setattr(distributed.os, "sched_getaffinity", lambda pid: {4, 5, 6, 7})
+    monkeypatch.setattr(distributed.os, "sched_setaffinity", lambda pid, c: bound.append(c))
+    assert distributed.pin_to_cores(1, 2, 2) == [6, 7] and bound == [[6, 7]]
+    assert distributed.pin_to_cores(0, 4, 1) == [4]
+    assert distributed.pin_to_cores(0, 3, 2) is None  # 6 cores wanted, 4 allowed: unchanged
+    assert distributed.pin_to_cores(0, 1, 1) is None  # one rank: nothing to separate
+    assert len(bound) == 2
+
+
 def test_a_one_rank_launch_is_the_single_process_run(tmp_path: Path) -> None:
     alone, launched = tmp_path / "alone", tmp_path / "launched"
     assert run_cmd(train_cmd(alone)).returncode == 0
