@@ -190,8 +190,10 @@ RUNS = {
     "2ranks": "training/2p_2ranks_mb1024_lr3e-4_seed0_30M_eval25x1000h.json",
     "2ranks_mb4096": "training/2p_2ranks_mb4096_lr1e-3_seed0_30M_eval25x1000h.json",
     "2ranks_mb4096_seed1": "training/2p_2ranks_mb4096_lr1e-3_seed1_30M_eval25x1000h.json",
+    "default_1rank": "training/2p_1rank_e1024x32_mb4096_lr1e-3_seed0_30M_eval25x1000h.json",
+    "default_2ranks": "training/2p_2ranks_e1024x32_mb4096_lr1e-3_seed0_30M_eval25x1000h.json",
 }
-SCALING = "scaling/bench_scaling_2p_mb1024_lr3e-4_2cpu.json"
+SCALING = "scaling/bench_scaling_2p_e1024x32_mb4096_lr1e-3_2cpu.json"  # the default run
 LADDERS = {
     2: f"ladders/ladder_2p_{PL}_seed0_1000h.json",
     3: f"ladders/ladder_3p_{S3}_seed0_402h.json",
@@ -476,11 +478,13 @@ def policies_final_evaluation() -> str:
 
 
 def distributed_world_size() -> str:
-    """docs/distributed.md: the default run on one and two ranks, and the larger minibatch."""
+    """docs/distributed.md: the default run on one and two ranks, and the runs before it."""
     rows = [
-        ("1 rank", RUNS["1rank"], "beside another one-core run"),
-        ("2 ranks", RUNS["2ranks"], "alone"),
-        ("2 ranks, `minibatch_size=4096 lr=0.001`", RUNS["2ranks_mb4096"], "alone"),
+        ("default, 1 rank", RUNS["default_1rank"], "beside one-core jobs"),
+        ("default, 2 ranks", RUNS["default_2ranks"], "beside light work"),
+        ("before: 512 × 64, minibatch 1024, lr 0.0003, 1 rank", RUNS["1rank"], "beside a run"),
+        ("before, 2 ranks", RUNS["2ranks"], "alone"),
+        ("before, 2 ranks, `minibatch_size=4096 lr=0.001`", RUNS["2ranks_mb4096"], "alone"),
         ("the same, `seed=1`", RUNS["2ranks_mb4096_seed1"], "alone"),
     ]
     out = [
@@ -651,10 +655,10 @@ def readme_strength() -> str:
             margin(ev(4, BP, "rules", 23000000, 40000)),
         ),
         (
-            f"the default run (`python train.py nproc=2`, {minutes(RUNS['2ranks'])} min on the "
+            f"the default run (`python train.py nproc=2`, {minutes(RUNS['default_2ranks'])} min on the "
             "2-core CPU) vs the rule bot",
-            f"{load(RUNS['2ranks'])['final']['rules']['hands']:,}",
-            training_final(RUNS["2ranks"], "rules"),
+            f"{load(RUNS['default_2ranks'])['final']['rules']['hands']:,}",
+            training_final(RUNS["default_2ranks"], "rules"),
         ),
     ]
     return table(
