@@ -655,8 +655,8 @@ def readme_strength() -> str:
             margin(ev(4, BP, "rules", 23000000, 40000)),
         ),
         (
-            f"the default run (`python train.py nproc=2`, {minutes(RUNS['default_2ranks'])} min on the "
-            "2-core CPU) vs the rule bot",
+            f"the default run (`python train.py nproc=2`, {minutes(RUNS['default_2ranks'])} "
+            "min on the 2-core CPU) vs the rule bot",
             f"{load(RUNS['default_2ranks'])['final']['rules']['hands']:,}",
             training_final(RUNS["default_2ranks"], "rules"),
         ),

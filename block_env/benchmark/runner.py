@@ -17,6 +17,7 @@ import numpy as np
 from block_env.agent_specs import SetupError, importable_factory, parse_spec
 from block_env.benchmark.elo import FROZEN_LADDERS, rate
 from block_env.benchmark.tasks import Task, deal_digest
+from block_env.evaluation.batched import baseline_actor, evaluate_batched
 from block_env.evaluation.parallel import check_workers
 from block_env.evaluation.results import format_table
 from block_env.evaluation.runner import prepare, run_plan
@@ -30,6 +31,9 @@ LINEUPS: dict[str, dict[int, tuple[int, ...]]] = {
     "ad_hoc": {4: (0, 1, 1, 1)},
 }
 LIBRARIES = ("numpy", "numba", "torch", "gymnasium", "pettingzoo")
+# opponents whose rows are played on the batched engine when the agent acts on batches too:
+# the deterministic baselines, whose batched twins make exactly their moves
+BATCHED_OPPONENTS = ("greedy", "rules")
 
 
 @dataclass
@@ -200,13 +204,26 @@ def benchmark(
             workers=workers,
             **task.env_kwargs(),
         )
-        plans.append((opp_id, lineup, plan))
+        plans.append((spec, opp_id, lineup, plan))
     start = time.perf_counter()
     rows: list[Row] = []
     notes: list[str] = []
     per_opponent: dict[str, tuple[list[np.ndarray], list[np.ndarray]]] = {}
-    for opp_id, lineup, plan in plans:
-        res = run_plan(plan, progress, None)
+    batched_agent = _on_batches(agent, plans[0][3].players[0])
+    for spec, opp_id, lineup, plan in plans:
+        if batched_agent is not None and spec in BATCHED_OPPONENTS:
+            game = {**task.env_kwargs(), "reward": "zero_sum"}
+            res = evaluate_batched(
+                batched_agent,
+                game,
+                spec,
+                plan.deals * n,
+                task.deal_seed,
+                ident["id"],
+                lineup=list(LINEUPS[lineup][n]),
+            )
+        else:
+            res = run_plan(plan, progress, None)
         notes += [n for n in res.notes if n not in notes]
         s = res.stats[0]
         rows.append(Row(opp_id, lineup, res.deals, res.hands, s.margin, s.hand_win, res.seconds))
@@ -235,6 +252,21 @@ def benchmark(
         command=command or " ".join(sys.argv),
         notes=notes,
     )
+
+
+class _BatchedBot:
+    """A baseline bot given as the agent, acting on batches (its batched twin)."""
+
+    def __init__(self, name: str) -> None:
+        self.act_batch = baseline_actor(name, 0)
+
+
+def _on_batches(spec: str, built: Any) -> Any:
+    """The agent as an object with ``act_batch`` when its rows against the deterministic
+    baselines can be played on the batched engine, else None."""
+    if spec in BATCHED_OPPONENTS:
+        return _BatchedBot(spec)
+    return built if hasattr(built, "act_batch") else None
 
 
 def _elo(task: Task, per_opponent: dict[str, tuple[list[np.ndarray], list[np.ndarray]]]) -> Any:

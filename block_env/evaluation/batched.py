@@ -26,7 +26,7 @@ in a plain env, so the figures stay the AEC evaluation's).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -102,6 +102,7 @@ def evaluate_batched(
     seed: int,
     name: str = "policy",
     opponent_actor: Actor | None = None,
+    lineup: Sequence[int] | None = None,
 ) -> EvalResult:
     """``agent`` (an object with ``act_batch(obs, mask) -> actions`` on numpy batches, e.g.
     ``agents.policy.PolicyAgent``) against the baseline ``opponent`` on ``hands`` hands
@@ -109,7 +110,9 @@ def evaluate_batched(
     ``episode="hand"``), as ``block_env.evaluation.evaluate`` with the default lineup. The
     agent plays on the observation its ``obs_type`` attribute names (default
     ``"observation"``); the bot always on the plain observation. ``opponent_actor`` (e.g.
-    ``agent_actor``) plays the opponent instead of the baseline, named ``opponent``."""
+    ``agent_actor``) plays the opponent instead of the baseline, named ``opponent``;
+    ``lineup`` (0 the agent, 1 the opponent at each seat before the rotations) replaces the
+    default one, as in ``evaluate``."""
     game = dict(game)
     if game.get("episode", "match") != "hand" or game.get("reward", "zero_sum") != "zero_sum":
         raise ValueError(
@@ -124,7 +127,9 @@ def evaluate_batched(
     config = BlockConfig(**game)
     n = config.num_players
     deals = -(-int(hands) // n)
-    lineup = default_lineup(2, config)
+    lineup = default_lineup(2, config) if lineup is None else list(lineup)
+    if len(lineup) != n or set(lineup) != {0, 1}:
+        raise ValueError(f"lineup {lineup} needs {n} seats holding both agents (0 and 1)")
     # One env per seat rotation, all dealt the AEC deals of seeds seed .. seed + deals - 1
     # (no reset options to parse); game g = r * deals + d is deal d in rotation r.
     envs = [

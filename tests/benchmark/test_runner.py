@@ -140,3 +140,22 @@ def test_rating_uses_only_opponents_on_the_ladder() -> None:
     assert est is not None and est.lo <= est.mean <= est.hi
     assert est.mean == pytest.approx(104.24094404128962, abs=1e-6)  # half the hands: its equal
     assert rate("block-d2-2p-v1", {"rules": (wins, hands)}) == (None, [])
+
+
+def test_rows_against_the_bots_on_the_batched_engine_are_the_aec_figures() -> None:
+    """A policy against the deterministic bots is played on the batched engine: the same
+    figures as the AEC evaluation of the same held-out deals."""
+    task = TASKS["block-4p-v1"]
+    res = benchmark("block-4p", task, hands=40)
+    for row in res.rows:
+        if row.opponent not in ("greedy", "rules"):
+            continue
+        lineup = [1, 0, 0, 0] if row.lineup == "field" else [0, 1, 1, 1]
+        aec = evaluate(
+            ["block-4p", row.opponent],
+            hands=40,
+            seed=task.deal_seed,
+            lineup=lineup,
+            **task.env_kwargs(),
+        )
+        assert (row.margin, row.hand_win) == (aec.stats[0].margin, aec.stats[0].hand_win)

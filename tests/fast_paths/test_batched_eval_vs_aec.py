@@ -142,3 +142,28 @@ def test_a_hand_episode_is_one_match_won_by_the_hand_winners(kw):
     assert sorted(totals) == sorted(DEAL_KEYS)
     np.testing.assert_array_equal(totals["seat_matches"], totals["seat_hands"])
     np.testing.assert_array_equal(totals["match_wins"], totals["seat_wins"])
+
+
+@pytest.mark.parametrize(
+    ("kw", "lineup"),
+    [
+        ({"num_players": 3}, [1, 0, 0]),
+        ({"num_players": 4}, [1, 0, 0, 0]),
+        ({"num_players": 4, "partnership": True}, [0, 1, 1, 1]),
+        ({"num_players": 4, "partnership": True}, [0, 1, 0, 1]),
+    ],
+)
+def test_other_lineups_get_exactly_the_aec_figures(kw, lineup):
+    aec = evaluate([Greedy(), "rules"], hands=120, seed=5, lineup=lineup, **kw)
+    batched = evaluate_batched(
+        Greedy(), single_hand(**kw), "rules", 120, 5, Greedy.name, None, lineup
+    )
+    assert batched.lineup == aec.lineup == lineup
+    for key, value in aec.per_deal.items():
+        np.testing.assert_array_equal(batched.per_deal[key], value, err_msg=key)
+    assert batched.stats == aec.stats and aec.stats[0].margin.mean != 0.0
+
+
+def test_a_lineup_without_both_agents_is_refused():
+    with pytest.raises(ValueError, match="both agents"):
+        evaluate_batched(Greedy(), single_hand(num_players=3), "rules", 30, 0, lineup=[0, 0, 0])
