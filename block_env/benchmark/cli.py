@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterable
+from pathlib import Path
 
 from block_env.agent_specs import SetupError
-from block_env.benchmark.exploit import exploit
-from block_env.benchmark.runner import benchmark
-from block_env.benchmark.tasks import TASKS, get_task
+from block_env.benchmark.exploit import ExploitResult, exploit
+from block_env.benchmark.runner import BenchmarkResult, benchmark
+from block_env.benchmark.tasks import TASKS, Task, get_task
 from block_env.evaluation.cli import Parser, UsageError, check_output, write_json
 from block_env.evaluation.results import format_table
 
@@ -73,10 +74,7 @@ def _exploit_parser(prog: str) -> Parser:
 def _exploit_main(prog: str, argv: list[str]) -> int:
     try:
         args = _exploit_parser(prog).parse_intermixed_args(argv)
-        try:
-            task = get_task(args.task)
-        except ValueError as exc:
-            raise UsageError(str(exc)) from None
+        task = _task(args.task)
         if args.steps != int(args.steps) or args.steps < 1:
             raise UsageError(f"--steps {args.steps}: use a positive whole number of steps")
         output = None if args.json is None else check_output(args.json)
@@ -95,6 +93,17 @@ def _exploit_main(prog: str, argv: list[str]) -> int:
     except (UsageError, SetupError) as exc:
         print(f"{prog} exploit: error: {exc}", file=sys.stderr)
         return 2
+    return _report(res, output)
+
+
+def _task(task_id: str) -> Task:
+    try:
+        return get_task(task_id)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _report(res: BenchmarkResult | ExploitResult, output: Path | None) -> int:
     print(res.table())
     if output is not None:
         write_json(output, res.to_dict())
@@ -122,10 +131,7 @@ def main(argv: Iterable[str] | None = None, prog: str | None = None) -> int:
         return _exploit_main(prog, args_list[1:])
     try:
         args = _score_parser(prog).parse_args(args_list)
-        try:
-            task = get_task(args.task)
-        except ValueError as exc:
-            raise UsageError(str(exc)) from None
+        task = _task(args.task)
         output = None if args.json is None else check_output(args.json)
         res = benchmark(
             args.agent,
@@ -139,7 +145,4 @@ def main(argv: Iterable[str] | None = None, prog: str | None = None) -> int:
     except (UsageError, SetupError) as exc:
         print(f"{prog}: error: {exc}", file=sys.stderr)
         return 2
-    print(res.table())
-    if output is not None:
-        write_json(output, res.to_dict())
-    return 0
+    return _report(res, output)
