@@ -553,6 +553,62 @@ def benchmark_exploit_d3() -> str:
     return table(head, ["---", "---:", "---:", "---", "---:", "---", "---"], rows)
 
 
+BENCH_2P = [  # the agents scored on block-2p-v1
+    ("block-2p", "benchmark/block-2p-v1/block-2p@82065c70.json"),
+    ("rules", "benchmark/block-2p-v1/rules.json"),
+]
+
+
+def benchmark_2p() -> str:
+    """docs/benchmark.md: agents scored on block-2p-v1, one column per agent."""
+    data = [load(f) for _, f in BENCH_2P]
+    opponents: list[str] = []
+    for d in data:
+        opponents += [r["opponent"] for r in d["rows"] if r["opponent"] not in opponents]
+    rows = []
+    for opp in opponents:
+        cells = [opp]
+        for d in data:
+            row = next((r for r in d["rows"] if r["opponent"] == opp), None)
+            m = None if row is None else row["margin"]
+            cells.append(
+                "–" if m is None else f"{ci(m['mean'], m['lo'], m['hi'])} ({row['hands']:,})"
+            )
+        rows.append(cells)
+    elo = ["Elo (random = 0)"]
+    for d in data:
+        e = d["elo"]
+        elo.append(f"{e['mean']:+.0f} [{e['lo']:+.0f}, {e['hi']:+.0f}]".replace("-", MINUS))
+    rows.append(elo)
+    head = ["opponent", *[f"{label} (hands)" for label, _ in BENCH_2P]]
+    return table(head, ["---"] * len(head), rows)
+
+
+EXPLOIT_FULL = [  # label, file
+    ("rules", "exploit/block-2p-v1/rules_steps30000000.json"),
+    ("block-2p-plain", "exploit/block-2p-v1/block-2p-plain@7779b4d6_steps30000000.json"),
+]
+
+
+def exploit_full() -> str:
+    """docs/benchmark.md: lower bounds on exploitability on the full 2-player task."""
+    rows = []
+    for label, name in EXPLOIT_FULL:
+        d = load(name)
+        lo, hi = d["ci95"]
+        rows.append(
+            [
+                label,
+                d["task"]["id"],
+                f"{d['steps'] / 1e6:.0f}M, {d['train_wall_s'] / 60:.1f} min",
+                ci(d["exploitability_lower_bound"], lo, hi),
+                f"{d['hands']:,}",
+            ]
+        )
+    head = ["agent", "task", "best response's training", "lower bound, points per hand [95% CI]"]
+    return table([*head, "held-out hands"], ["---", "---", "---", "---", "---:"], rows)
+
+
 def strength_partnership() -> str:
     """docs/strength.md: block-partnership with a copy of itself and with a rule-bot partner."""
     rows = [
@@ -694,6 +750,8 @@ TABLES: dict[str, Callable[[], str]] = {
     "distributed-scaling": distributed_scaling,
     "readme-strength": readme_strength,
     "benchmark-exploit-d3": benchmark_exploit_d3,
+    "benchmark-2p": benchmark_2p,
+    "benchmark-exploit-full": exploit_full,
 }
 
 # ------------------------------------------------------------------ the pages
