@@ -224,7 +224,7 @@ def benchmark(
             )
         else:
             res = run_plan(plan, progress, None)
-        notes += [n for n in res.notes if n not in notes]
+        notes += [note for note in res.notes if note not in notes]
         s = res.stats[0]
         rows.append(Row(opp_id, lineup, res.deals, res.hands, s.margin, s.hand_win, res.seconds))
         wins = res.per_deal["side_wins"][:, 0] + 0.5 * res.per_deal["ties"]
