@@ -24,7 +24,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from agents.solver import Position, best_action, counted_action_values
+from agents.solver import ENGINES, Position, best_action, counted_action_values
 from block_env.config import BlockConfig
 from block_env.observation import layout_for_dim
 from block_env.rules import EMPTY
@@ -224,7 +224,8 @@ class PIMCAgent:
     best mean value (ties: heaviest tile, then lowest action id). With ``time_budget``
     (seconds) it stops drawing worlds once that much time has passed, with ``node_budget``
     once the solver has visited that many search nodes for this decision (the same on every
-    machine, so games repeat); at least one world is always solved."""
+    machine, so games repeat); at least one world is always solved. ``engine`` picks the
+    solver's engine (``agents.solver.ENGINES``: the same values and nodes on each)."""
 
     def __init__(
         self,
@@ -232,7 +233,10 @@ class PIMCAgent:
         seed: int | None = None,
         time_budget: float | None = None,
         node_budget: int | None = None,
+        engine: str = "auto",
     ) -> None:
+        if engine not in ENGINES:
+            raise ValueError(f"engine={engine!r} is not allowed: use one of {', '.join(ENGINES)}")
         if isinstance(worlds, bool) or not isinstance(worlds, int) or worlds < 1:
             raise ValueError(f"worlds={worlds!r} is not allowed: use an int >= 1")
         if time_budget is not None and not (
@@ -246,6 +250,7 @@ class PIMCAgent:
         self.worlds = worlds
         self.time_budget = time_budget
         self.node_budget = node_budget
+        self.engine = engine
         self.rng = random.Random(seed)
         self._configs: dict[tuple[int, bool, int], BlockConfig] = {}
         self.last_worlds = 0  # worlds solved for the last decision (0: forced move)
@@ -289,7 +294,7 @@ class PIMCAgent:
                 break
             hands, _out = sampler.sample(self.rng)
             values, visited = counted_action_values(
-                config, Position(hands, know.left, know.right, 0)
+                config, Position(hands, know.left, know.right, 0), self.engine
             )
             nodes += visited
             if set(values) != legal_set:

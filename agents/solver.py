@@ -32,11 +32,14 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+import numpy as np
+
 from block_env.config import BlockConfig
 from block_env.rules import EMPTY, State
 from block_env.tiles import STANDARD, TileSet
 
 __all__ = [
+    "ENGINES",
     "Position",
     "Solution",
     "action_values",
@@ -439,6 +442,88 @@ class _Search:
             pips[cur] += self.tile_pips[t]
 
 
+class _TableFull(Exception):
+    """The compiled search's transposition table passed half full: grow it and re-solve."""
+
+
+class _CompiledSearch(_Search):
+    """``_Search`` with its ``search`` and ``exact`` run by ``agents.solver_kernels``: the
+    root logic is the reference's own, the recursion compiled (same nodes, same values)."""
+
+    capacity = 1 << 16  # table rows, a power of two; doubled whenever a search fills half
+    _table: np.ndarray | None = None
+    _context = 0
+
+    def __init__(self, config: BlockConfig, pos: Position, root: int | None = None) -> None:
+        super().__init__(config, pos, root)
+        from agents import solver_kernels as kernels
+
+        self.kernels = kernels
+        cls = _CompiledSearch
+        if cls._table is None or cls._table.shape[0] != cls.capacity:
+            cls._table = kernels.new_table(cls.capacity)
+        cls._context += 1
+        ts = self.tileset
+        self.g = kernels.tables(
+            self.nxt, self.flip, self.teams, self.side, self.root, self.two_sides,
+            ts.with_value, ts.pips, self.other, _END_CODE,
+        )  # fmt: skip
+        self.g[kernels.CONTEXT] = cls._context
+        self.search = self._search
+        self.node_count = lambda: int(self.g[kernels.NODES])
+
+    @classmethod
+    def grow(cls) -> None:
+        cls.capacity *= 2
+
+    def _load(self) -> np.ndarray:
+        """``g`` holding the hands and pips the root logic has set."""
+        k = self.kernels
+        self.g[k.HANDS : k.HANDS + self.n] = self.hands
+        self.g[k.PIPS : k.PIPS + self.n] = self.pips
+        return self.g
+
+    def _checked(self, value: int) -> int:
+        if self.g[self.kernels.OVERFLOW]:
+            raise _TableFull
+        return int(value)
+
+    def _search(
+        self, cur: int, left: int, right: int, hkey: int, allh: int, alpha: int, beta: int
+    ) -> int:
+        lo, hi = self.kernels.split_key(hkey)
+        g = self._load()
+        return self._checked(
+            self.kernels.search(cur, left, right, lo, hi, allh, alpha, beta, 0, g, self._table)
+        )
+
+    def exact(self, cur: int, left: int, right: int, hkey: int, allh: int, guess: int) -> int:
+        lo, hi = self.kernels.split_key(hkey)
+        g = self._load()
+        return self._checked(
+            self.kernels.exact(cur, left, right, lo, hi, allh, guess, g, self._table)
+        )
+
+
+ENGINES = ("auto", "python", "numba")
+
+
+def _engine(engine: str) -> str:
+    """The engine a search runs on: ``python`` (the reference) or ``numba`` (compiled, the
+    same search); ``auto`` takes numba when it is installed."""
+    if engine not in ENGINES:
+        raise ValueError(f"engine={engine!r} is not allowed: use one of {', '.join(ENGINES)}")
+    if engine == "python":
+        return engine
+    try:
+        import numba  # noqa: F401
+    except ImportError:
+        if engine == "numba":
+            raise ImportError('engine="numba" needs numba: pip install "block-env[fast]"') from None
+        return "python"
+    return "numba"
+
+
 def _bits(mask: int) -> list[int]:
     out = []
     while mask:
@@ -448,35 +533,55 @@ def _bits(mask: int) -> list[int]:
     return out
 
 
-def solve(config: BlockConfig, pos: Position) -> Solution:
+def solve(config: BlockConfig, pos: Position, engine: str = "auto") -> Solution:
     """Exact value of ``pos`` for the seat to act and one best action (ties go to the
-    heaviest tile, then the lowest action id)."""
-    search = _Search(config, pos)
-    action, value = search.best()
-    return Solution(
-        value if search.scale == 1 else value / search.scale, action, search.node_count()
-    )
+    heaviest tile, then the lowest action id). ``engine``: see ``ENGINES``."""
+
+    def run(search: _Search) -> Solution:
+        action, value = search.best()
+        scale = search.scale
+        return Solution(value if scale == 1 else value / scale, action, search.node_count())
+
+    return _run(config, pos, None, engine, run)
 
 
-def action_values(config: BlockConfig, pos: Position) -> dict[int, float]:
+def action_values(config: BlockConfig, pos: Position, engine: str = "auto") -> dict[int, float]:
     """Exact value, for the seat to act, of each of its legal actions (pass alone when it
     must pass). The keys are exactly the actions ``rules.legal_actions`` lists."""
-    return _values(config, pos, None)[0]
+    return _values(config, pos, None, engine)[0]
 
 
-def counted_action_values(config: BlockConfig, pos: Position) -> tuple[dict[int, float], int]:
+def counted_action_values(
+    config: BlockConfig, pos: Position, engine: str = "auto"
+) -> tuple[dict[int, float], int]:
     """``action_values`` and the number of search nodes it visited: a measure of work
-    that, unlike time, is the same on every machine."""
-    return _values(config, pos, None)
+    that, unlike time, is the same on every machine (and for every engine)."""
+    return _values(config, pos, None, engine)
 
 
-def _values(config: BlockConfig, pos: Position, root: int | None) -> tuple[dict[int, float], int]:
-    search = _Search(config, pos, root)
-    raw = search.child_values()
-    scale = search.scale
-    if scale == 1:
-        return dict(raw), search.node_count()
-    return {a: v / scale for a, v in raw.items()}, search.node_count()
+def _values(
+    config: BlockConfig, pos: Position, root: int | None, engine: str
+) -> tuple[dict[int, float], int]:
+    def run(search: _Search) -> tuple[dict[int, float], int]:
+        raw = search.child_values()
+        scale = search.scale
+        if scale == 1:
+            return dict(raw), search.node_count()
+        return {a: v / scale for a, v in raw.items()}, search.node_count()
+
+    return _run(config, pos, root, engine, run)
+
+
+def _run(config: BlockConfig, pos: Position, root: int | None, engine: str, run):
+    """``run(search)`` on a search context of the chosen engine; a compiled search whose
+    table filled up is run again on a table twice the size."""
+    if _engine(engine) == "python":
+        return run(_Search(config, pos, root))
+    while True:
+        try:
+            return run(_CompiledSearch(config, pos, root))
+        except _TableFull:
+            _CompiledSearch.grow()
 
 
 def best_action(values: dict[int, float], tiles: TileSet = STANDARD) -> int:
@@ -492,7 +597,7 @@ def _tie_key(action: int, tiles: TileSet) -> tuple[int, int]:
     return (-tiles.pips[action // 2], action)
 
 
-def principal_variation(config: BlockConfig, pos: Position) -> list[int]:
+def principal_variation(config: BlockConfig, pos: Position, engine: str = "auto") -> list[int]:
     """The actions of one optimal line of play from ``pos`` to the end of the hand under
     the search of the seat to act: its side maximises its value, the other side (in
     paranoid play, every other seat) minimises it. Replaying the line with
@@ -503,7 +608,7 @@ def principal_variation(config: BlockConfig, pos: Position) -> list[int]:
     state = _state_of(config, pos)
     line: list[int] = []
     while state.result is None:
-        values, _ = _values(config, position_from_state(state), root)
+        values, _ = _values(config, position_from_state(state), root, engine)
         action = best_action(values, config.tiles)
         line.append(action)
         state = rules.apply_action(config, state, action)

@@ -110,18 +110,20 @@ SMALL = [
 ]
 
 
+@pytest.mark.parametrize("engine", ["python", "auto"])
 @pytest.mark.parametrize(("name", "tiles", "count"), SMALL, ids=[f"{c[0]}-{c[1]}" for c in SMALL])
-def test_solver_matches_brute_force_on_small_positions(name, tiles, count) -> None:
+def test_solver_matches_brute_force_on_small_positions(name, tiles, count, engine) -> None:
+    """The reference engine and the default one (compiled where numba is installed)."""
     config = SEARCH_CONFIGS[name]
     rng = np.random.default_rng(tiles * 100 + count)
     for _ in range(count):
         state = random_position(config, rng, tiles)
         expected = brute_force_actions(config, state)
-        got = action_values(config, position_from_state(state))
+        got = action_values(config, position_from_state(state), engine)
         assert set(got) == set(rules.legal_actions(state))
         for action, value in expected.items():
             assert got[action] == pytest.approx(value, abs=1e-9), (state, action)
-        solution = solve(config, position_from_state(state))
+        solution = solve(config, position_from_state(state), engine)
         assert solution.value == pytest.approx(max(expected.values()), abs=1e-9)
         assert expected[solution.action] == pytest.approx(solution.value, abs=1e-9)
 
