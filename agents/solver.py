@@ -466,7 +466,7 @@ class _CompiledSearch(_Search):
         ts = self.tileset
         self.g = kernels.tables(
             self.nxt, self.flip, self.teams, self.side, self.root, self.two_sides,
-            ts.with_value, ts.pips, self.other, _END_CODE,
+            ts.with_value, ts.pips, self.other, _END_CODE, min(kernels.FIRST_ROWS, cls.capacity),
         )  # fmt: skip
         self.g[kernels.CONTEXT] = cls._context
         self.search = self._search

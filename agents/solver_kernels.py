@@ -28,8 +28,9 @@ MAX_MOVES = 16  # moves of one ply: at most 7 tiles on each of the two ends
 # The layout of ``g``: four entries per seat, then the game's scalars, the counters and
 # the tables of the tile set (values 0..6, tiles 0..27).
 HANDS, PIPS, NXT, FLIP, TEAMS, SIDE = 0, 4, 8, 12, 16, 20
-SEATS, TWO_SIDES, ROOT = 24, 25, 26
+SEATS, TWO_SIDES, ROOT, MASK = 24, 25, 26, 27  # MASK: rows in use by this context - 1
 CONTEXT, STORED, OVERFLOW, NODES = 28, 29, 30, 31  # the counters
+FIRST_ROWS = 1 << 10  # a context starts on this many rows and doubles them as it fills
 TWV = 32  # with_value: 7 tile masks
 TILE_PIPS = 40  # 28
 OTHER = 68  # 8 * 28: the other half of tile t when its v half is matched
@@ -52,15 +53,17 @@ def tables(
     tile_pips: Sequence[int],
     other: Sequence[int],
     end_code: Sequence[Sequence[int]],
+    rows: int,
 ) -> np.ndarray:
-    """A ``g`` vector holding one search context's tables (hands, pips and counters zero)."""
+    """A ``g`` vector holding one search context's tables (hands, pips and counters zero),
+    starting on ``rows`` rows of the table (a power of two)."""
     g = np.zeros(SIZE, np.int64)
     n = len(nxt)
     g[NXT : NXT + n] = nxt
     g[FLIP : FLIP + n] = flip
     g[TEAMS : TEAMS + n] = teams
     g[SIDE : SIDE + n] = side
-    g[SEATS], g[TWO_SIDES], g[ROOT] = n, two_sides, root
+    g[SEATS], g[TWO_SIDES], g[ROOT], g[MASK] = n, two_sides, root, rows - 1
     g[TWV : TWV + len(with_value)] = with_value
     g[TILE_PIPS : TILE_PIPS + len(tile_pips)] = tile_pips
     g[OTHER : OTHER + len(other)] = other
@@ -113,11 +116,15 @@ def _terminal(mover, domino, g):
 
 
 @njit(cache=True)
-def _slot(tt, context, k0, k1):
+def _slot(tt, context, k0, k1, mask):
     """The row of key (k0, k1): where it is stored, or the empty row that ends its probe."""
-    mask = tt.shape[0] - 1
-    h = (k0 * -7046029254386353131) ^ (k1 * -4658895280553007687)
-    i = (h >> 29) & mask
+    # Mix every bit of both words into the low bits (the ends and the seat sit in k0's top
+    # byte, which a multiplication alone would never carry down).
+    h = k0 ^ (k1 * -4658895280553007687)
+    h ^= h >> 31
+    h *= -7046029254386353131
+    h ^= h >> 29
+    i = h & mask
     while tt[i, OWNER] == context:
         if tt[i, KEY0] == k0 and tt[i, KEY1] == k1:
             return i
@@ -126,7 +133,30 @@ def _slot(tt, context, k0, k1):
 
 
 @njit(cache=True)
+def _grow(tt, g):
+    """Double the rows this context uses and rehash its entries into them (none is lost,
+    so the search goes on as the reference's would); OVERFLOW when ``tt`` has no more rows."""
+    context = g[CONTEXT]
+    rows = g[MASK] + 1
+    if 2 * rows > tt.shape[0]:
+        g[OVERFLOW] = 1
+        return
+    kept = np.empty((g[STORED], tt.shape[1]), np.int64)
+    count = 0
+    for i in range(rows):
+        if tt[i, OWNER] == context:
+            kept[count] = tt[i]
+            count += 1
+            tt[i, OWNER] = -1
+    g[MASK] = 2 * rows - 1
+    for j in range(count):
+        i = _slot(tt, context, kept[j, KEY0], kept[j, KEY1], g[MASK])
+        tt[i] = kept[j]
+
+
+@njit(cache=True)
 def _low_bit(m):
+    """The index of the lowest set bit of ``m`` (> 0)."""
     t = 0
     while not (m >> t) & 1:
         t += 1
@@ -168,8 +198,9 @@ def search(cur, left, right, k_lo, k_hi, allh, alpha, beta, depth, g, tt):
             return lb
     context = g[CONTEXT]
     k0 = k_lo | ((g[END_CODE + 7 * left + right] * 4 + cur) << 56)
-    slot = _slot(tt, context, k0, k_hi)
+    slot = _slot(tt, context, k0, k_hi, g[MASK])
     found = tt[slot, OWNER] == context
+    mask = g[MASK]
     tt_move = -1
     lo = -INF
     hi = INF
@@ -270,12 +301,15 @@ def search(cur, left, right, k_lo, k_hi, allh, alpha, beta, depth, g, tt):
     else:
         lo = best
         hi = best
-    if not found:
-        # Deeper plies may have taken the empty row found above: probe again.
-        slot = _slot(tt, context, k0, k_hi)
-        if 2 * (g[STORED] + 1) > tt.shape[0]:
-            g[OVERFLOW] = 1
-            return best
+    if found and g[MASK] != mask:
+        slot = _slot(tt, context, k0, k_hi, g[MASK])  # deeper plies rehashed the table
+    elif not found:
+        if 2 * (g[STORED] + 1) > g[MASK] + 1:
+            _grow(tt, g)
+            if g[OVERFLOW]:
+                return best
+        # Deeper plies may have taken the empty row found above, or rehashed: probe again.
+        slot = _slot(tt, context, k0, k_hi, g[MASK])
         g[STORED] += 1
         tt[slot, OWNER] = context
         tt[slot, KEY0] = k0
