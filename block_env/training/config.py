@@ -47,6 +47,11 @@ class TrainConfig:
     num_players: int = 2
     partnership: bool = False
     opener: str = "rotate"
+    # what an episode is and what it pays: one hand scored zero-sum (the default), or a whole
+    # match to the rules' target with reward "win" (+1 to the match's winning side, -1 or
+    # -1/(n-1) to the others) or "zero_sum" (each hand's zero-sum points); algo=ppo only
+    episode: str = "hand"
+    reward: str = "zero_sum"
     max_pip: int = 6  # the tile set [0|0]..[N|N] (6: the standard 28 tiles)
     hand_size: int = 0  # tiles per hand (0: the rules' default for the set)
     # what the policy reads: "observation" (the plain vector) or "information_state" (the
@@ -66,6 +71,9 @@ class TrainConfig:
     activation: str = "relu"
     shared: bool = False
     privileged_critic: bool = True  # the critic also sees the other hands (training only)
+    # the network reads the match scores and target (off: it plays every hand alike; on for
+    # episode=match runs that should play the score)
+    use_scores: bool = False
     # PPO
     lr: float = 1e-3
     anneal_lr: bool = True
@@ -244,6 +252,18 @@ def validate(cfg: TrainConfig) -> TrainConfig:
     need(cfg.num_players in (2, 3, 4), "num_players", "use 2, 3 or 4")
     need(not cfg.partnership or cfg.num_players == 4, "partnership", "needs num_players=4")
     need(cfg.opener in ("rotate", "highest_double"), "opener", "use rotate or highest_double")
+    need(cfg.episode in ("hand", "match"), "episode", "use hand or match")
+    need(cfg.reward in ("zero_sum", "win"), "reward", "use zero_sum or win")
+    need(
+        cfg.reward == "zero_sum" or cfg.episode == "match",
+        "reward",
+        "a single hand pays zero-sum points: use reward=win with episode=match",
+    )
+    need(
+        cfg.episode == "hand" or cfg.algo == "ppo",
+        "episode",
+        f"only algo=ppo trains on whole matches; algo={cfg.algo} trains on single hands",
+    )
     need(2 <= cfg.max_pip <= 6, "max_pip", "use an int from 2 to 6 (the set [0|0]..[N|N])")
     need(cfg.hand_size >= 0, "hand_size", "use 0 (the rules' default) or a positive int")
     need(cfg.nashconv_every >= 0, "nashconv_every", "use 0 (never) or a positive int")
@@ -512,18 +532,25 @@ def teacher_of(cfg: TrainConfig) -> str:
 
 def game_of(cfg: TrainConfig) -> dict[str, Any]:
     """The env configuration the policy trains on (the keywords of ``block_env.raw_env``):
-    single hands scored zero-sum; it is stored in policy files and checkpoints. The tile set
-    (``max_pip``, ``hand_size``) is named only when it is not the standard one, so default
-    runs record exactly the keys they always did."""
+    single hands scored zero-sum unless the config says otherwise; it is stored in policy
+    files and checkpoints. The tile set (``max_pip``, ``hand_size``) is named only when it
+    is not the standard one, so default runs record exactly the keys they always did."""
     game = {
         "num_players": cfg.num_players,
         "opener": cfg.opener,
-        "episode": "hand",
+        "episode": cfg.episode,
         "partnership": cfg.partnership,
         "target_score": None,
-        "reward": "zero_sum",
+        "reward": cfg.reward,
     }
     return {**game, **set_of(cfg)}
+
+
+def hand_game_of(cfg: TrainConfig) -> dict[str, Any]:
+    """``game_of`` as single hands scored zero-sum: the game the trainer's evaluations play
+    (a match-trained policy is measured per hand there, and by matches with
+    ``python -m block_env.evaluate --episode match``)."""
+    return {**game_of(cfg), "episode": "hand", "reward": "zero_sum"}
 
 
 def set_of(cfg: TrainConfig) -> dict[str, Any]:

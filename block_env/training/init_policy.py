@@ -9,9 +9,11 @@ checkpoint, or a policy file saved with its critic), otherwise the critic starts
 shipped policy holds the actor only). Everything is checked before the run folder is made,
 so a misfit file stops the run with a ConfigError that names both sides and writes nothing.
 
-One widening is allowed: a plain-observation policy may start an ``obs_type=
-"information_state"`` run. The history summary's input columns start at zero, so the new
-network plays exactly as the file's did and training then learns what the history is worth.
+Two widenings are allowed, each starting the new inputs' weights at zero, so that the new
+network plays exactly as the file's did and training then learns what the inputs are worth:
+a plain-observation policy may start an ``obs_type="information_state"`` run (the history
+summary's columns), and a policy that does not read the match scores may start a
+``use_scores=true`` run (the scores' and target's columns).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import torch
 
 from agents.network import ActorCritic
 from agents.policy_files import CRITIC_PREFIXES, read_policy_file
+from block_env.observation import layout_for_dim
 from block_env.training.config import TrainConfig
 from block_env.training.errors import ConfigError
 
@@ -39,6 +42,8 @@ def initial_weights(cfg: TrainConfig, model: ActorCritic) -> tuple[dict[str, tor
     theirs = source.state_dict()
     if source.obs_type != model.obs_type:  # observation -> information_state (_check_fits)
         theirs = _widened(theirs, mine, at=source.obs_dim)
+    if source.net.use_scores != model.net.use_scores:  # False -> True (_check_fits)
+        theirs = _scores_widened(theirs, mine, source.obs_dim)
     actor = {k: v for k, v in theirs.items() if not k.startswith(CRITIC_PREFIXES)}
     critic = {k: v for k, v in theirs.items() if k.startswith(CRITIC_PREFIXES)}
     critic_fits = (
@@ -67,6 +72,24 @@ def _widened(
     return out
 
 
+def _scores_widened(
+    theirs: dict[str, torch.Tensor], mine: dict[str, torch.Tensor], obs_dim: int
+) -> dict[str, torch.Tensor]:
+    """``theirs`` (a network blind to the scores, its score inputs scaled to zero) for
+    ``mine`` (one that reads them): ``mine``'s input scale, and zero first-layer weights on
+    the scores and target, which the file's network never learned from."""
+    fields = layout_for_dim(obs_dim).fields
+    out = dict(theirs)
+    out["in_scale"] = mine["in_scale"]
+    for key in ("actor_body.0.weight", "critic_body.0.weight"):
+        if key in theirs:
+            weight = theirs[key].clone()
+            weight[:, fields["scores"]] = 0.0
+            weight[:, fields["target"]] = 0.0
+            out[key] = weight
+    return out
+
+
 def _check_fits(
     cfg: TrainConfig, model: ActorCritic, source: ActorCritic, game: dict[str, Any] | None
 ) -> None:
@@ -78,6 +101,7 @@ def _check_fits(
         "hidden": tuple(model.net.hidden),
         "activation": model.net.activation,
         "shared": model.net.shared,
+        "use_scores": model.net.use_scores,
     }
     got = {
         "obs_type": source.obs_type,
@@ -86,7 +110,10 @@ def _check_fits(
         "hidden": tuple(source.net.hidden),
         "activation": source.net.activation,
         "shared": source.net.shared,
+        "use_scores": source.net.use_scores,
     }
+    if not source.net.use_scores:  # a blind network widens to one that reads the scores
+        del wanted["use_scores"], got["use_scores"]
     if source.obs_type == "observation" and model.obs_type == "information_state":
         for key in ("obs_type", "history_slots"):  # widened by _widened
             del wanted[key], got[key]

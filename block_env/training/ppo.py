@@ -262,7 +262,9 @@ def train_ppo(
 
 def new_model(cfg: TrainConfig, device: str) -> ActorCritic:
     """A freshly initialised actor-critic of the run's shape."""
-    net = NetConfig(tuple(cfg.hidden), cfg.activation, cfg.shared, False, cfg.privileged_critic)
+    net = NetConfig(
+        tuple(cfg.hidden), cfg.activation, cfg.shared, cfg.use_scores, cfg.privileged_critic
+    )
     return ActorCritic(net, **set_of_model(cfg), **obs_of(cfg)).to(device)
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from block_env.training.config import TrainConfig, game_of, obs_of, set_of
+from block_env.training.config import TrainConfig, game_of, hand_game_of, obs_of, set_of
 
 # Deal seeds of every training engine's evaluations: the periodic ones (which choose the
 # kept policy) and the final one. Both lie far below the benchmark's held-out deals.
@@ -41,8 +41,8 @@ def evaluate_against(
     for opp in opponents:
         actor = None
         if opp == "fixed":  # the frozen agent the run trains a best response against
-            actor = agent_actor(cfg.fixed_agent, game_of(cfg), seed)
-        res = evaluate_batched(agent, game_of(cfg), opp, hands, seed, opponent_actor=actor)
+            actor = agent_actor(cfg.fixed_agent, hand_game_of(cfg), seed)
+        res = evaluate_batched(agent, hand_game_of(cfg), opp, hands, seed, opponent_actor=actor)
         out[opp] = _figures(res)
     return out
 

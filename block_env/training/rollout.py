@@ -6,10 +6,12 @@ In each game one seat is the learner and the other seats are played by an oppone
 for that hand from a mix of the current policy itself ("self": every seat learns), a past
 snapshot of the policy ("snapshot"), and the baseline bots ("random", "greedy", "rules"),
 acting on batches (``agents.baselines``' batched bots: the same moves as the bots one
-observation at a time). The learning seat rotates over all seats, hand after hand. The
-learner's reward is the zero-sum points of the hand (scaled by ``reward_scale``), summed over
-everything that happens until its next decision; decisions whose hand has not ended when the
-rollout stops are left out, and a seat with a single legal move plays it without a decision
+observation at a time). The learning seat rotates over all seats, episode after episode. The
+learner's reward is the zero-sum points of the hand (scaled by ``reward_scale``; with
+``episode=match`` the match's reward, ``reward=win`` or each hand's zero-sum points), summed
+over everything that happens until its next decision; decisions whose hand has not ended when
+the rollout stops are left out (a match's: only the seat's last one, whose value bootstraps
+the ones before it), and a seat with a single legal move plays it without a decision
 (``skip_forced``).
 """
 
@@ -102,6 +104,7 @@ class Collector:
         n = cfg.num_players
         self.n = n
         self.env = BatchedEnv(self.num_envs, auto_pass=True, obs_type=cfg.obs_type, **game_of(cfg))
+        self.per_hand = cfg.episode == "hand"
         self.plain_dim = model.obs_dim  # the plain observation's length
         self.history = cfg.obs_type == "information_state"
         kinds = [k for k in OPPONENT_KINDS if cfg.opponents.get(k, 0) > 0]
@@ -275,11 +278,12 @@ class Collector:
                     seen = obs if kind in ("self", "snapshot") else plain
                     actions[sel] = self.opponents.act(kind, seen[sel], mask[sel], policy)
             self.obs, self.mask, self.seat, rewards, terminated, info = self.env.step(actions)
-            # Rewards reach each learning seat's last decision; a hand's end closes them.
+            # Rewards reach each learning seat's last decision; the episode's end (a hand, or
+            # with episode=match the match) closes them.
             for s in range(n):
                 got = np.flatnonzero(self.learn[:, s] & (last[:, s] >= 0) & (rewards[:, s] != 0))
                 rew_b[last[got, s], got] += rewards[got, s] * cfg.reward_scale
-            over = np.flatnonzero(info["hand_over"])
+            over = np.flatnonzero(info["hand_over"] if self.per_hand else terminated)
             if over.size:
                 for s in range(n):
                     closed = over[self.learn[over, s] & (last[over, s] >= 0)]
@@ -289,7 +293,9 @@ class Collector:
                         reward_sum += float(rewards[closed, s].sum())
                 last[over] = -1
                 self._assign(np.flatnonzero(terminated))
-        adv, trainable = gae(rew_b, val_b, done_b, valid_b, seat_b, n, cfg.gamma, cfg.gae_lambda)
+        adv, trainable = gae(
+            rew_b, val_b, done_b, valid_b, seat_b, n, cfg.gamma, cfg.gae_lambda, not self.per_hand
+        )
         idx = trainable.ravel()
         flat_adv = adv.ravel()[idx]
         flat_val = val_b.ravel()[idx]
@@ -317,10 +323,14 @@ def gae(
     num_players: int,
     gamma: float,
     lam: float,
+    bootstrap: bool = False,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Generalised advantage estimates over each (game, seat)'s own sequence of decisions
     in a (T, B) buffer where only ``valid`` entries are decisions. Returns (advantages,
-    trainable): trainable decisions are those whose hand ended inside the buffer."""
+    trainable): trainable decisions are those whose episode ended inside the buffer, and
+    with ``bootstrap`` (long episodes: whole matches) also those followed by another
+    decision of the same seat, the last such decision standing in as the bootstrap value
+    of the ones before it (it is not trained itself)."""
     T, B = rewards.shape
     next_v = np.zeros((B, num_players), dtype=np.float32)
     next_a = np.zeros((B, num_players), dtype=np.float32)
@@ -336,12 +346,15 @@ def gae(
         keep = (~d).astype(np.float32)
         delta = rewards[t, rows] + gamma * next_v[rows, s] * keep - values[t, rows]
         a = delta + gamma * lam * keep * next_a[rows, s]
-        adv[t, rows] = a
         c = d | closed[rows, s]
+        # with bootstrap: a seat's last decision in the buffer, its episode still running
+        tail = ~c if bootstrap else np.zeros(rows.size, dtype=bool)
+        a[tail] = 0.0
+        adv[t, rows] = a
         trainable[t, rows] = c
         next_v[rows, s] = values[t, rows]
         next_a[rows, s] = a
-        closed[rows, s] = c
+        closed[rows, s] = c | tail
     return adv, trainable
 
 

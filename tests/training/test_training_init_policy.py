@@ -14,6 +14,7 @@ sys.path.insert(0, str(ROOT))
 
 import train  # noqa: E402
 from agents.policy_files import CRITIC_PREFIXES, read_policy_file, save_policy  # noqa: E402
+from block_env.observation import layout_for_dim  # noqa: E402
 from block_env.training.config import game_of, load_config  # noqa: E402
 from block_env.training.errors import ConfigError  # noqa: E402
 from block_env.training.init_policy import initial_weights  # noqa: E402
@@ -120,6 +121,36 @@ def test_an_information_state_policy_does_not_start_a_plain_run(tmp_path: Path) 
     plain = load_config(SMOKE, [f"init_policy={tmp_path / 'info.pt'}"])
     with pytest.raises(ConfigError, match="obs_type: file 'information_state' vs run"):
         initial_weights(plain, new_model(plain, "cpu"))
+
+
+def test_a_score_blind_policy_starts_a_use_scores_run_playing_exactly_as_before(
+    trained: Path,
+) -> None:
+    """The widened network reads the scores and target, with zero weights on them at the
+    start: the file's logits and values whatever the scores are."""
+    cfg = load_config(SMOKE, [f"init_policy={trained}", "use_scores=true"])
+    model = new_model(cfg, "cpu")
+    assert model.net.use_scores
+    weights, with_critic = initial_weights(cfg, model)
+    assert with_critic
+    model.load_state_dict(weights, strict=True)
+    source = read_policy_file(trained).model
+    fields = layout_for_dim(model.obs_dim).fields
+    obs = torch.rand(32, model.obs_dim) * 3
+    priv = torch.rand(32, 3 * 28)
+    torch.testing.assert_close(model.logits(obs), source.logits(obs))
+    torch.testing.assert_close(model.value(obs, priv), source.value(obs, priv))
+    for name in ("scores", "target"):
+        assert model.in_scale[fields[name]].all()  # the inputs are read ...
+        assert not model.actor_body[0].weight[:, fields[name]].any()  # ... from zero weights
+
+
+def test_a_policy_that_reads_the_scores_does_not_start_a_blind_run(tmp_path: Path) -> None:
+    cfg = load_config(SMOKE, ["use_scores=true"])
+    save_policy(tmp_path / "scores.pt", new_model(cfg, "cpu"), game=game_of(cfg))
+    blind = load_config(SMOKE, [f"init_policy={tmp_path / 'scores.pt'}"])
+    with pytest.raises(ConfigError, match="use_scores: file True vs run False"):
+        initial_weights(blind, new_model(blind, "cpu"))
 
 
 def test_a_missing_or_unreadable_file_is_refused(tmp_path: Path) -> None:
