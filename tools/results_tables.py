@@ -661,7 +661,7 @@ MATCHES = [  # label, file, the share a seat would win by chance
         "25%",
     ),
     (
-        "two block-partnership vs two rule bots (to 61)",
+        "two block-partnership vs two rule bots (to 100)",
         "4p/block-partnership@0f2fe29b_vs_rules_seed38000000_1000m.json",
         "50%",
     ),
