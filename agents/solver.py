@@ -448,7 +448,9 @@ class _TableFull(Exception):
 
 class _CompiledSearch(_Search):
     """``_Search`` with its ``search`` and ``exact`` run by ``agents.solver_kernels``: the
-    root logic is the reference's own, the recursion compiled (same nodes, same values)."""
+    root logic is the reference's own, the recursion compiled (same nodes, same values).
+    The table is one per process, shared by the searches one after another: searches in
+    threads of one process at the same time would share it too, so use processes."""
 
     capacity = 1 << 16  # table rows, a power of two; doubled whenever a search fills half
     _table: np.ndarray | None = None
