@@ -22,7 +22,6 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import argparse  # noqa: E402
 import json  # noqa: E402
-import platform  # noqa: E402
 import statistics  # noqa: E402
 import time  # noqa: E402
 
@@ -30,6 +29,7 @@ import numpy as np  # noqa: E402
 
 from agents.solver import Position, counted_action_values, position_from_state  # noqa: E402
 from block_env import rules  # noqa: E402
+from block_env.benchmark.runner import machine_info, versions  # noqa: E402
 from block_env.config import BlockConfig  # noqa: E402
 
 TABLES = {
@@ -103,9 +103,9 @@ def main() -> None:
             f"{row['ratio']:>6.1f}x  {min(ratios):.1f}-{max(ratios):.1f}"
         )
     if args.json:
-        meta = {"clock": args.clock, "rounds": args.rounds, "machine": platform.processor()}
+        meta = {"clock": args.clock, "rounds": args.rounds, "machine": machine_info()}
         with open(args.json, "w") as f:
-            json.dump({"rows": rows, **meta, "cpus": os.cpu_count()}, f, indent=1)
+            json.dump({"rows": rows, **meta, "versions": versions()}, f, indent=1)
 
 
 if __name__ == "__main__":

@@ -136,12 +136,21 @@ def versions() -> dict[str, str | None]:
 
 
 def machine_info() -> dict[str, Any]:
+    """The machine a figure was measured on: OS, architecture, CPU model (Linux names it
+    in /proc/cpuinfo; elsewhere what ``platform`` knows) and core count."""
     import os
 
+    model = None
+    try:
+        with open("/proc/cpuinfo") as f:
+            names = (line.split(":", 1)[1].strip() for line in f if "model name" in line)
+            model = next(names, None)
+    except OSError:
+        pass
     return {
         "system": platform.system(),
         "machine": platform.machine(),
-        "processor": platform.processor() or None,
+        "processor": model or platform.processor() or None,
         "cpus": os.cpu_count(),
     }
 
