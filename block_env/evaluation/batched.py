@@ -57,22 +57,32 @@ def baseline_actor(name: str, seed: int) -> Actor:
     )
 
 
-def agent_actor(spec: str, game: dict[str, Any], seed: int) -> Actor:
-    """Any agent spec acting on batches of plain observations: the baselines' batched twins,
-    ``act_batch`` when the agent has one (a policy), else its ``act`` row by row (search
-    agents, factories).
+def agent_actor(
+    spec: str, game: dict[str, Any], seed: int, information_state: bool = False
+) -> Actor:
+    """Any agent spec acting on batches: the baselines' batched twins, ``act_batch`` when
+    the agent has one (a policy), else its ``act`` row by row (search agents, factories).
+    It reads plain observations, or with ``information_state`` an agent that plays on the
+    information state (an ``obs_type="information_state"`` policy) reads full information
+    states (``actor_obs_type`` says which).
     SetupError when it cannot be built, does not fit ``game`` or plays on the information
-    state."""
+    state without ``information_state``."""
     from block_env.agent_specs import SetupError, build_agent, check_game
 
     if spec in BATCHED_BASELINES:  # their batched twins (random: other draws, the same law)
         return baseline_actor(spec, seed)
     agent = build_agent(spec, seed=seed)
     check_game(agent, spec, BlockConfig(**game), allow_mismatch=False)
-    if agent_obs_type(agent) != "observation":
+    obs_type = agent_obs_type(agent)
+    if obs_type != "observation" and not information_state:
         raise SetupError(f"agent {spec!r} plays on the information state: not supported here")
     if hasattr(agent, "act_batch"):
-        return lambda obs, mask: np.asarray(agent.act_batch(obs, mask))
+
+        def act_batch(obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+            return np.asarray(agent.act_batch(obs, mask))
+
+        act_batch.obs_type = obs_type  # type: ignore[attr-defined]
+        return act_batch
 
     def act_rows(obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
         return np.array(
@@ -81,6 +91,12 @@ def agent_actor(spec: str, game: dict[str, Any], seed: int) -> Actor:
         )
 
     return act_rows
+
+
+def actor_obs_type(actor: Actor) -> str:
+    """What an actor of ``agent_actor`` or ``baseline_actor`` reads: ``"observation"`` or
+    ``"information_state"`` (full information states)."""
+    return getattr(actor, "obs_type", "observation")
 
 
 def zero_sum_rewards(config: BlockConfig, points: np.ndarray, winner: np.ndarray) -> np.ndarray:
@@ -109,8 +125,9 @@ def evaluate_batched(
     (rounded up to whole deals) of the single-hand game ``game`` (``raw_env`` keywords with
     ``episode="hand"``), as ``block_env.evaluation.evaluate`` with the default lineup. The
     agent plays on the observation its ``obs_type`` attribute names (default
-    ``"observation"``); the bot always on the plain observation. ``opponent_actor`` (e.g.
-    ``agent_actor``) plays the opponent instead of the baseline, named ``opponent``;
+    ``"observation"``), the bot on the plain observation. ``opponent_actor`` (e.g.
+    ``agent_actor``, on what ``actor_obs_type`` names) plays the opponent instead of the
+    baseline, named ``opponent``;
     ``lineup`` (0 the agent, 1 the opponent at each seat before the rotations) replaces the
     default one, as in ``evaluate``."""
     game = dict(game)
@@ -122,7 +139,8 @@ def evaluate_batched(
     if isinstance(hands, bool) or not isinstance(hands, (int, np.integer)) or hands < 1:
         raise ValueError(f"hands must be a positive int, got {hands!r}")
     opp = baseline_actor(opponent, seed) if opponent_actor is None else opponent_actor
-    obs_type = agent_obs_type(agent)
+    obs_types = (agent_obs_type(agent), actor_obs_type(opp))
+    obs_type = "information_state" if "information_state" in obs_types else "observation"
     start = time.perf_counter()
     config = BlockConfig(**game)
     n = config.num_players
@@ -154,9 +172,11 @@ def evaluate_batched(
         mine = np.flatnonzero((mover == 0) & ~done)
         theirs = np.flatnonzero((mover == 1) & ~done)
         if mine.size:
-            actions[mine] = np.asarray(agent.act_batch(obs[mine], mask[mine]))
+            seen = obs[mine] if obs_types[0] != "observation" else obs[mine, :plain_dim]
+            actions[mine] = np.asarray(agent.act_batch(seen, mask[mine]))
         if theirs.size:
-            actions[theirs] = opp(obs[theirs, :plain_dim], mask[theirs])
+            seen = obs[theirs] if obs_types[1] != "observation" else obs[theirs, :plain_dim]
+            actions[theirs] = opp(seen, mask[theirs])
         out = [e.step(actions[r * deals : (r + 1) * deals]) for r, e in enumerate(envs)]
         obs, mask, seat = (np.concatenate([o[i] for o in out]) for i in range(3))
         terminated = np.concatenate([o[4] for o in out])

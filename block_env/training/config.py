@@ -415,7 +415,7 @@ def _check_fixed_agent(cfg: TrainConfig) -> None:
     from block_env.evaluation.batched import agent_actor
 
     try:
-        agent_actor(cfg.fixed_agent, game_of(cfg), cfg.seed)
+        agent_actor(cfg.fixed_agent, game_of(cfg), cfg.seed, information_state=True)
     except SetupError as exc:
         raise ConfigError(f"config fixed_agent={cfg.fixed_agent!r} is not allowed: {exc}") from None
 

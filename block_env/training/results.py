@@ -41,7 +41,7 @@ def evaluate_against(
     for opp in opponents:
         actor = None
         if opp == "fixed":  # the frozen agent the run trains a best response against
-            actor = agent_actor(cfg.fixed_agent, hand_game_of(cfg), seed)
+            actor = agent_actor(cfg.fixed_agent, hand_game_of(cfg), seed, information_state=True)
         res = evaluate_batched(agent, hand_game_of(cfg), opp, hands, seed, opponent_actor=actor)
         out[opp] = _figures(res)
     return out

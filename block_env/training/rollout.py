@@ -103,20 +103,24 @@ class Collector:
         self.rng = rng
         n = cfg.num_players
         self.n = n
-        self.env = BatchedEnv(self.num_envs, auto_pass=True, obs_type=cfg.obs_type, **game_of(cfg))
-        self.per_hand = cfg.episode == "hand"
-        self.plain_dim = model.obs_dim  # the plain observation's length
-        self.history = cfg.obs_type == "information_state"
         kinds = [k for k in OPPONENT_KINDS if cfg.opponents.get(k, 0) > 0]
         self.kinds = kinds
         w = np.array([cfg.opponents[k] for k in kinds], dtype=np.float64)
         self.weights = w / w.sum()
         fixed = None
+        self.fixed_history = False  # the fixed agent reads full information states
         if "fixed" in kinds:
-            from block_env.evaluation.batched import agent_actor
+            from block_env.evaluation.batched import actor_obs_type, agent_actor
 
-            fixed = agent_actor(cfg.fixed_agent, game_of(cfg), cfg.seed if seed is None else seed)
+            fixed_seed = cfg.seed if seed is None else seed
+            fixed = agent_actor(cfg.fixed_agent, game_of(cfg), fixed_seed, information_state=True)
+            self.fixed_history = actor_obs_type(fixed) == "information_state"
         self.opponents = Opponents(kinds, rng, fixed)
+        self.history = cfg.obs_type == "information_state"  # the learner's networks
+        env_obs = "information_state" if self.history or self.fixed_history else "observation"
+        self.env = BatchedEnv(self.num_envs, auto_pass=True, obs_type=env_obs, **game_of(cfg))
+        self.per_hand = cfg.episode == "hand"
+        self.plain_dim = model.obs_dim  # the plain observation's length
         self.generator = torch.Generator(device="cpu")
         self.generator.manual_seed(cfg.seed if seed is None else seed)
         B = self.num_envs
@@ -159,9 +163,10 @@ class Collector:
         "information_state"`` its first ``obs_dim`` entries and the summarised information
         state (``agents.network.summarize_history``; the network's outputs on it are exactly
         those on the full vector, which would cost ~3x the memory and time to store)."""
+        plain = obs[:, : self.plain_dim]  # all of obs, unless the env gives information states
         if not self.history:
-            return obs, obs
-        return obs[:, : self.plain_dim], self.model.summarize(obs)
+            return plain, plain
+        return plain, self.model.summarize(obs)
 
     def _assign(self, rows: np.ndarray) -> None:
         """Draw the opponent kind and learner seat(s) of each game starting a hand."""
@@ -276,6 +281,8 @@ class Collector:
                 if sel.size:
                     policy = snap if kind == "snapshot" else self._policy(self.model)
                     seen = obs if kind in ("self", "snapshot") else plain
+                    if kind == "fixed" and self.fixed_history:
+                        seen = self.obs  # the env's full information states
                     actions[sel] = self.opponents.act(kind, seen[sel], mask[sel], policy)
             self.obs, self.mask, self.seat, rewards, terminated, info = self.env.step(actions)
             # Rewards reach each learning seat's last decision; the episode's end (a hand, or

@@ -167,3 +167,32 @@ def test_other_lineups_get_exactly_the_aec_figures(kw, lineup):
 def test_a_lineup_without_both_agents_is_refused():
     with pytest.raises(ValueError, match="both agents"):
         evaluate_batched(Greedy(), single_hand(num_players=3), "rules", 30, 0, lineup=[0, 0, 0])
+
+
+@pytest.mark.parametrize(("first", "second"), [("greedy", "block-2p"), ("block-2p", "rules")])
+def test_an_information_state_agent_on_either_side_gets_exactly_the_aec_figures(first, second):
+    """block-2p reads the information state: as the agent, or as an opponent given by
+    ``agent_actor(..., information_state=True)`` beside a plain-observation agent, the
+    batched evaluation plays the AEC games."""
+    import agents
+    from block_env.evaluation.batched import actor_obs_type, agent_actor
+
+    game = single_hand(num_players=2)
+    aec = evaluate([first, second], hands=200, seed=9, num_players=2)
+    me = agents.load("block-2p") if first == "block-2p" else Greedy()
+    opponent = agent_actor(second, game, 0, information_state=True)
+    assert actor_obs_type(opponent) == (
+        "information_state" if second == "block-2p" else "observation"
+    )
+    batched = evaluate_batched(me, game, second, 200, 9, first, opponent)
+    for key, value in aec.per_deal.items():
+        np.testing.assert_array_equal(batched.per_deal[key], value, err_msg=key)
+    assert batched.stats == aec.stats and aec.stats[0].margin.mean != 0.0
+
+
+def test_an_information_state_actor_is_refused_unless_asked_for():
+    from block_env.agent_specs import SetupError
+    from block_env.evaluation.batched import agent_actor
+
+    with pytest.raises(SetupError, match="plays on the information state"):
+        agent_actor("block-2p", single_hand(num_players=2), 0)
