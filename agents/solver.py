@@ -27,8 +27,8 @@ root move exactly. Measured in pure Python on a 2-player 7+7 deal from the start
 Public entry points: ``Position``, ``position_from_state``, ``solve``, ``action_values``,
 ``best_action`` and ``principal_variation``. The searching ones take ``engine``: ``"python"``
 runs this module's search (the reference), ``"numba"`` the same search compiled
-(``agents.solver_kernels``: the same nodes in the same order, 10-40x faster on 4-seat
-deals), ``"auto"`` (the default) the compiled one where numba is installed.
+(``agents.solver_kernels``: the same nodes in the same order, 8-16x faster), ``"auto"``
+(the default) the compiled one where numba is installed.
 """
 
 from __future__ import annotations

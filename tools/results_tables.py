@@ -622,6 +622,16 @@ def strength_partnership() -> str:
             "40,000",
             margin(ev(4, BP, "rules", 24000000, 40000)),
         ],
+        [
+            "two block-partnership vs two PIMC-20",
+            "4,000",
+            margin(ev(4, BP, "pimc-20", 42000000, 4000)),
+        ],
+        [
+            "block-partnership with a PIMC-20 partner vs two PIMC-20 (`--lineup 0,1,1,1`)",
+            "4,000",
+            margin(ev(4, BP, "pimc-20", 43000000, 4000)),
+        ],
     ]
     return table(
         ["team vs team (fresh deals)", "hands", "the team's points per hand [95% CI]"],
@@ -643,6 +653,11 @@ HIGHEST_DOUBLE = [  # label, file (the lone seat or the team first)
     ("block-4p vs three rule bots", ev(4, F4, "rules", 33000000, 4000)),
     ("a rule bot vs three block-4p", ev(4, "rules", F4, 33000000, 4000)),
     ("two block-partnership vs two rule bots", ev(4, BP, "rules", 34000000, 4000)),
+    ("block-2p vs PIMC-20", ev(2, P2, "pimc-20", 44000000, 4000)),
+    ("block-3p vs two PIMC-20", ev(3, F3, "pimc-20", 45000000, 4002)),
+    ("a PIMC-20 vs two block-3p", ev(3, "pimc-20", F3, 45000000, 4002)),
+    ("block-4p vs three PIMC-20", ev(4, F4, "pimc-20", 46000000, 4000)),
+    ("a PIMC-20 vs three block-4p", ev(4, "pimc-20", F4, 46000000, 4000)),
 ]
 MATCHES = [  # label, file, the share a seat would win by chance
     (
@@ -664,6 +679,31 @@ MATCHES = [  # label, file, the share a seat would win by chance
         "two block-partnership vs two rule bots (to 100)",
         "4p/block-partnership@0f2fe29b_vs_rules_seed38000000_1000m.json",
         "50%",
+    ),
+    (
+        "block-2p vs PIMC-20 (to 100)",
+        "2p/block-2p@82065c70_vs_pimc-20_seed47000000_2000m.json",
+        "50%",
+    ),
+    (
+        "match_2p (match-aware, not shipped) vs PIMC-20 (to 100, the same seed)",
+        "2p/match_2p@d23f0a56_vs_pimc-20_seed47000000_2000m.json",
+        "50%",
+    ),
+    (
+        "match_2p vs block-2p (to 100)",
+        "2p/match_2p@d23f0a56_vs_block-2p@82065c70_seed50000000_2000m.json",
+        "50%",
+    ),
+    (
+        "block-3p vs two PIMC-20 (to 61)",
+        "3p/block-3p@e47588b8_vs_pimc-20_seed48000000_999m.json",
+        "33.3%",
+    ),
+    (
+        "block-4p vs three PIMC-20 (to 61)",
+        "4p/block-4p@34e65c11_vs_pimc-20_seed49000000_1000m.json",
+        "25%",
     ),
 ]
 
