@@ -163,7 +163,7 @@ class Collector:
         "information_state"`` its first ``obs_dim`` entries and the summarised information
         state (``agents.network.summarize_history``; the network's outputs on it are exactly
         those on the full vector, which would cost ~3x the memory and time to store)."""
-        plain = obs[:, : self.plain_dim]  # all of obs, unless the env gives information states
+        plain = obs if obs.shape[1] == self.plain_dim else obs[:, : self.plain_dim]
         if not self.history:
             return plain, plain
         return plain, self.model.summarize(obs)
