@@ -1,6 +1,6 @@
 """The command line, ``python -m block_env.evaluate``: two or more agents on duplicate deals,
-or ``--ladder``. Setup errors are reported in one line on stderr with exit status 2, before
-anything is played; ``--json`` also writes the result as strict JSON."""
+``--ladder`` or ``--crossplay``. Setup errors are reported in one line on stderr with exit
+status 2, before anything is played; ``--json`` also writes the result as strict JSON."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from typing import Any, NoReturn
 
 from block_env.agent_specs import SetupError
 from block_env.config import BlockConfig
+from block_env.evaluation.crossplay import crossplay
 from block_env.evaluation.ladder import ladder
 from block_env.evaluation.runner import prepare, run
 
@@ -87,6 +88,18 @@ def _parser(prog: str = PROG) -> argparse.ArgumentParser:
         "partnership, else the first agent against a field of the others)",
     )
     p.add_argument("--ladder", action="store_true", help="round robin with ratings")
+    p.add_argument(
+        "--crossplay",
+        action="store_true",
+        help="with --partnership: every pair of the agents as partners (itself included) "
+        "against two --against, on the same deals; --hands per pair (default 4000)",
+    )
+    p.add_argument(
+        "--against",
+        default="rules",
+        metavar="AGENT",
+        help="the opposing team's agent for --crossplay (default rules)",
+    )
     p.add_argument(
         "--allow-mismatch",
         action="store_true",
@@ -213,7 +226,10 @@ def main(argv: Iterable[str] | None = None, prog: str | None = None) -> int:
                 "playing deals; 1 plays them one after another)"
             )
         progress = not args.no_progress
-        if args.ladder:
+        if args.crossplay:
+            output = None if args.json is None else check_output(args.json)
+            res: Any = _crossplay(args, config, progress)
+        elif args.ladder:
             if args.episode != "hand" or args.matches is not None:
                 raise UsageError(
                     "--ladder compares agents on single hands: drop --episode/--matches"
@@ -223,7 +239,7 @@ def main(argv: Iterable[str] | None = None, prog: str | None = None) -> int:
             if args.lineup is not None:
                 raise UsageError("--ladder seats every pair its own way: drop --lineup")
             output = None if args.json is None else check_output(args.json)
-            res: Any = ladder(
+            res = ladder(
                 args.agents or None,
                 num_players=args.players,
                 hands=args.hands or -(-400 // n) * n,
@@ -265,6 +281,35 @@ def main(argv: Iterable[str] | None = None, prog: str | None = None) -> int:
     if output is not None:
         write_json(output, res.to_dict())
     return 0
+
+
+def _crossplay(args: argparse.Namespace, config: dict[str, Any], progress: bool) -> Any:
+    """``--crossplay``: its options checked, then played."""
+    if not args.partnership:
+        raise UsageError("--crossplay seats partners: add --partnership (4 players)")
+    if args.episode != "hand" or args.matches is not None:
+        raise UsageError("--crossplay compares teams on single hands: drop --episode/--matches")
+    for flag, value in (("--ladder", args.ladder), ("--lineup", args.lineup)):
+        if value:
+            raise UsageError(f"--crossplay seats every pair its own way: drop {flag}")
+    if args.record is not None:
+        raise UsageError("--record saves the games of an evaluation, not of --crossplay")
+    if len(args.agents) < 2:
+        raise UsageError("--crossplay needs two or more agents, e.g. block-partnership rules")
+    config = {key: value for key, value in config.items() if key != "partnership"}
+    res = crossplay(
+        args.agents,
+        against=args.against,
+        hands=args.hands or 4000,
+        seed=args.seed,
+        progress=progress,
+        allow_mismatch=args.allow_mismatch,
+        workers=args.workers,
+        **config,
+    )
+    for note in res.notes:
+        print(f"{PROG}: warning: {note}", file=sys.stderr)
+    return res
 
 
 def write_json(output: Path, data: Any) -> None:
