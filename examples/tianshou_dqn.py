@@ -17,6 +17,11 @@ random bot on duplicate deals (a raw env there: an illegal move would raise).
 
     python examples/tianshou_dqn.py            # the normal budget (a few minutes on 2 cores)
     python examples/tianshou_dqn.py --smoke    # a tiny budget, for the test suite
+    python examples/tianshou_dqn.py --minutes 10 --save runs/tianshou   # a wall-clock budget
+
+``--save DIR`` writes the Q-network as ``DIR/policy.pt`` (tensors only); the agent spec
+``examples.tianshou_dqn:load_agent:path=DIR/policy.pt`` plays it (from the repository's root),
+e.g. in ``python -m block_env.benchmark`` (the leaderboard's ``tianshou-dqn`` rows).
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -90,6 +96,20 @@ class GreedyQAgent:
         return int(np.argmax(q))
 
 
+def save_policy(net: QNet, hidden: list[int], path: Path) -> None:
+    """The Q-network's weights and shape, readable with ``torch.load(weights_only=True)``."""
+    torch.save({"hidden": list(hidden), "state_dict": net.state_dict()}, path)
+
+
+def load_agent(path: str) -> GreedyQAgent:
+    """An agent spec's factory: the greedy Q-policy of a ``save_policy`` file."""
+    data = torch.load(path, weights_only=True, map_location="cpu")
+    net = QNet(tuple(data["hidden"]))
+    net.load_state_dict(data["state_dict"])
+    net.eval()
+    return GreedyQAgent(net)
+
+
 def build(args: argparse.Namespace) -> tuple[MultiAgentOffPolicyAlgorithm, QNet, str, DQN]:
     """The recipe's agents: a DQN learner at seat ``args.learner_seat``, masked random
     policies elsewhere, under one multi-agent manager."""
@@ -154,12 +174,20 @@ def train(args: argparse.Namespace) -> dict[str, Any]:
     seat = args.learner_seat
     epochs = max(1, args.steps // args.epoch_steps)
     start = time.perf_counter()
+    stop_fn = None
+    if args.minutes:  # a wall-clock budget: stop at the first epoch's end past it
+        epochs = 10**9
+
+        def stop_fn(_score: float) -> bool:
+            return time.perf_counter() - start > args.minutes * 60
+
     result = manager.run_training(
         OffPolicyTrainerParams(
             training_collector=train_collector,
             test_collector=test_collector,
             max_epochs=epochs,
-            epoch_num_steps=min(args.steps, args.epoch_steps),
+            epoch_num_steps=args.epoch_steps if args.minutes else min(args.steps, args.epoch_steps),
+            stop_fn=stop_fn,
             collection_step_num_env_steps=args.collect_steps,
             test_step_num_episodes=args.test_envs,
             batch_size=args.batch_size,
@@ -172,6 +200,8 @@ def train(args: argparse.Namespace) -> dict[str, Any]:
     )
     seconds = time.perf_counter() - start
     loss = _last_loss(manager, learner_id, buffer, args.batch_size)
+    if args.save:
+        save_policy(net, args.hidden, Path(args.save) / "policy.pt")
     after = score_vs_random(net, args)
     return {
         "env_steps": int(result.train_step),
@@ -197,6 +227,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--smoke", action="store_true", help="tiny budget (seconds), for tests")
     p.add_argument("--steps", type=int, default=60_000, help="training env steps (all seats)")
+    p.add_argument(
+        "--minutes",
+        type=float,
+        default=0.0,
+        help="a wall-clock budget instead of --steps: training stops at the first epoch "
+        "(--epoch-steps) that ends past it",
+    )
+    p.add_argument("--save", metavar="DIR", help="write the Q-network as DIR/policy.pt")
     p.add_argument("--players", type=int, default=2, choices=(2, 3, 4))
     p.add_argument("--learner-seat", type=int, default=1)
     p.add_argument("--seed", type=int, default=0)
@@ -221,8 +259,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     if args.smoke:
         args.steps, args.epoch_steps, args.eval_hands = 600, 600, 40
         args.train_envs = args.test_envs = 2
-    if args.steps < 1 or args.eval_hands < 1:
-        p.error("--steps and --eval-hands must be positive")
+    if args.steps < 1 or args.eval_hands < 1 or args.minutes < 0:
+        p.error("--steps and --eval-hands must be positive, --minutes not negative")
+    if args.save:
+        Path(args.save).mkdir(parents=True, exist_ok=True)
     return args
 
 

@@ -17,6 +17,11 @@ the random bot on duplicate deals (a raw env there: an illegal move would raise)
 
     python examples/torchrl_ppo.py            # the normal budget (a few minutes on 2 cores)
     python examples/torchrl_ppo.py --smoke    # a tiny budget, for the test suite
+    python examples/torchrl_ppo.py --minutes 10 --save runs/torchrl   # a wall-clock budget
+
+``--save DIR`` writes the policy network as ``DIR/policy.pt`` (tensors only); the agent spec
+``examples.torchrl_ppo:load_agent:path=DIR/policy.pt`` plays it (from the repository's root),
+e.g. in ``python -m block_env.benchmark`` (the leaderboard's ``torchrl-ppo`` rows).
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ import argparse
 import json
 import time
 import warnings
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -155,6 +161,20 @@ class GreedyAgent:
         return int(np.argmax(logits))
 
 
+def save_policy(logits_net: nn.Module, hidden: list[int], path: Path) -> None:
+    """The policy network's weights and shape, readable with ``torch.load(weights_only=True)``."""
+    torch.save({"hidden": list(hidden), "state_dict": logits_net.state_dict()}, path)
+
+
+def load_agent(path: str) -> GreedyAgent:
+    """An agent spec's factory: the greedy policy of a ``save_policy`` file."""
+    data = torch.load(path, weights_only=True, map_location="cpu")
+    logits_net = mlp(STANDARD_NUM_ACTIONS, tuple(data["hidden"]))
+    logits_net.load_state_dict(data["state_dict"])
+    logits_net.eval()
+    return GreedyAgent(logits_net)
+
+
 def score_vs_random(logits_net: nn.Module, args: argparse.Namespace) -> dict[str, float]:
     """Points-per-hand margin and hand-win rate of the greedy policy against the random bot."""
     res = evaluate(
@@ -191,7 +211,7 @@ def train(args: argparse.Namespace) -> dict[str, Any]:
         env,
         collect_actor,
         frames_per_batch=args.frames_per_batch,
-        total_frames=args.frames,
+        total_frames=-1 if args.minutes else args.frames,  # -1: until the loop stops
         auto_register_policy_transforms=False,
     )
     frames = updates = used = 0
@@ -222,11 +242,16 @@ def train(args: argparse.Namespace) -> dict[str, Any]:
         collector.update_policy_weights_()
         if args.verbose:
             print(f"{frames:>8,} frames  " + "  ".join(f"{k} {v:+.4f}" for k, v in last.items()))
+        if args.minutes and time.perf_counter() - start > args.minutes * 60:
+            break
     seconds = time.perf_counter() - start
     collector.shutdown()
+    if args.save:
+        save_policy(logits_net, args.hidden, Path(args.save) / "policy.pt")
     after = score_vs_random(logits_net, args)
     return {
         "frames": frames,
+        "env_steps": frames,
         "decisions_used": used,
         "updates": updates,
         "train_seconds": round(seconds, 1),
@@ -241,6 +266,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--smoke", action="store_true", help="tiny budget (seconds), for tests")
     p.add_argument("--frames", type=int, default=60_000, help="env steps in total")
+    p.add_argument(
+        "--minutes",
+        type=float,
+        default=0.0,
+        help="a wall-clock budget instead of --frames: training stops at the first batch "
+        "that ends past it",
+    )
+    p.add_argument("--save", metavar="DIR", help="write the policy network as DIR/policy.pt")
     p.add_argument("--frames-per-batch", type=int, default=2_000)
     p.add_argument("--players", type=int, default=2, choices=(2, 3, 4))
     p.add_argument("--seed", type=int, default=0)
@@ -259,6 +292,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         args.frames, args.frames_per_batch, args.eval_hands = 400, 200, 40
     if min(args.frames, args.frames_per_batch, args.eval_hands, args.minibatch) < 1:
         p.error("--frames, --frames-per-batch, --eval-hands and --minibatch must be positive")
+    if args.minutes < 0:
+        p.error(f"--minutes {args.minutes}: use a positive budget (0: --frames decides)")
+    if args.save:
+        Path(args.save).mkdir(parents=True, exist_ok=True)
     if args.frames < args.frames_per_batch:
         p.error(
             f"--frames {args.frames} is less than one batch (--frames-per-batch "

@@ -3,6 +3,8 @@
     python -m block_env.benchmark AGENT --task block-2p-v1 [--json FILE] [--hands N]
     python -m block_env.benchmark exploit AGENT --task block-d3-2p-v1 --steps 5000000
     python -m block_env.benchmark tasks                     # the frozen tasks
+    python -m block_env.benchmark train ppo --task block-2p-v1 --minutes 10 --seed 0
+    python -m block_env.benchmark leaderboard docs/results/leaderboard
 
 Setup errors are one line on stderr with exit status 2, before anything is played.
 """
@@ -14,6 +16,8 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from block_env.agent_specs import SetupError
+from block_env.benchmark import leaderboard
+from block_env.benchmark.algorithms import ALGORITHMS
 from block_env.benchmark.exploit import ExploitResult, exploit
 from block_env.benchmark.runner import BenchmarkResult, benchmark
 from block_env.benchmark.tasks import TASKS, Task, get_task
@@ -96,6 +100,79 @@ def _exploit_main(prog: str, argv: list[str]) -> int:
     return _report(res, output)
 
 
+def _train_parser(prog: str) -> Parser:
+    p = Parser(
+        prog=f"{prog} train",
+        description="One leaderboard row: train an algorithm from scratch on a task's game for "
+        "a wall-clock budget, then score it on the task's held-out deals.",
+        epilog=f"example: {prog} train ppo --task block-2p-v1 --minutes 10 --seed 0 --nproc 2",
+    )
+    p.add_argument("algorithm", help=f"one of {', '.join(ALGORITHMS)}")
+    p.add_argument("--task", required=True, help=f"one of {', '.join(TASKS)}")
+    p.add_argument("--minutes", type=float, required=True, help="the training's wall-clock budget")
+    p.add_argument("--seed", type=int, required=True, help="the training's seed")
+    p.add_argument("--nproc", type=int, default=1, help="ranks, for engines that have them")
+    p.add_argument("--hands", type=int, default=None, help="held-out hands per row (quick look)")
+    p.add_argument("--workers", type=int, default=1, help="processes playing the held-out deals")
+    p.add_argument("--run-dir", default=None, help="the training's run folder")
+    p.add_argument("--json", default=None, help="also write the row to this JSON file")
+    p.add_argument("--no-progress", action="store_true", help="hide the progress bars")
+    return p
+
+
+def _train_main(prog: str, argv: list[str]) -> int:
+    try:
+        args = _train_parser(prog).parse_args(argv)
+        task = _task(args.task)
+        output = None if args.json is None else check_output(args.json)
+        row = leaderboard.run_row(
+            args.algorithm,
+            task,
+            args.minutes,
+            args.seed,
+            run_dir=None if args.run_dir is None else Path(args.run_dir),
+            nproc=args.nproc,
+            workers=args.workers,
+            hands=args.hands,
+            progress=not args.no_progress,
+            command=" ".join([prog, "train", *argv]),
+        )
+    except (UsageError, SetupError) as exc:
+        print(f"{prog}: error: {exc}", file=sys.stderr)
+        return 2
+    print(
+        f"{row['algorithm']['name']} on {task.id}, seed {row['seed']}: "
+        f"{row['env_steps']:,} env steps in {row['train_wall_s'] / 60:.1f} min"
+    )
+    print(leaderboard.leaderboard_text(leaderboard.aggregate([row])))
+    if output is not None:
+        write_json(output, row)
+    return 0
+
+
+def _leaderboard_main(prog: str, argv: list[str]) -> int:
+    p = Parser(
+        prog=f"{prog} leaderboard",
+        description="The leaderboard of the row files given (files or folders): per algorithm "
+        "and budget, the IQM over seeds with a bootstrap 95% CI.",
+    )
+    p.add_argument("paths", nargs="+", help="row JSON files or folders of them")
+    p.add_argument("--markdown", action="store_true", help="print a Markdown table")
+    p.add_argument("--opponent", default="rules", help="the margin column's opponent")
+    try:
+        args = p.parse_args(argv)
+        for path in args.paths:
+            if not Path(path).exists():
+                raise UsageError(f"{path}: no such file or folder")
+        entries = leaderboard.aggregate(leaderboard.load_rows(args.paths), args.opponent)
+    except (UsageError, SetupError) as exc:
+        print(f"{prog}: error: {exc}", file=sys.stderr)
+        return 2
+    render = leaderboard.leaderboard_markdown if args.markdown else leaderboard.leaderboard_text
+    print(render(entries))
+    return 0
+
+
 def _task(task_id: str) -> Task:
     try:
         return get_task(task_id)
@@ -129,6 +206,10 @@ def main(argv: Iterable[str] | None = None, prog: str | None = None) -> int:
         return 0
     if args_list[:1] == ["exploit"]:
         return _exploit_main(prog, args_list[1:])
+    if args_list[:1] == ["train"]:
+        return _train_main(prog, args_list[1:])
+    if args_list[:1] == ["leaderboard"]:
+        return _leaderboard_main(prog, args_list[1:])
     try:
         args = _score_parser(prog).parse_args(args_list)
         task = _task(args.task)

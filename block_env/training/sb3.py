@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from block_env.training.config import BASELINES, TrainConfig
+from block_env.training.config import BASELINES, TrainConfig, set_of
 from block_env.training.results import (
     FINAL_EVAL_SEED,
     PERIODIC_EVAL_SEED,
@@ -44,7 +44,7 @@ def _train(cfg: TrainConfig, out: Path, device: str) -> dict[str, Any]:
     from block_env.wrappers import SingleAgentBlockEnv
 
     pool = [k for k in BASELINES if cfg.opponents.get(k, 0) > 0] or ["random"]
-    game = dict(num_players=cfg.num_players, partnership=cfg.partnership, opener=cfg.opener)
+    game = sb3_game(cfg)
 
     def make(i: int) -> Any:
         return lambda: SingleAgentBlockEnv(
@@ -99,6 +99,7 @@ def _train(cfg: TrainConfig, out: Path, device: str) -> dict[str, Any]:
     wall = time.perf_counter() - start
     history.append(_sb3_eval(agent, cfg, model.num_timesteps, start, None))
     model.save(out / "sb3_model.zip")
+    save_policy(model.policy, cfg, out / "sb3_policy.pt")
     res = _sb3_final(agent, cfg)
     text = (
         f"python train.py algo=sb3 run '{cfg.name}': {model.num_timesteps:,} learner steps, "
@@ -108,21 +109,65 @@ def _train(cfg: TrainConfig, out: Path, device: str) -> dict[str, Any]:
 
 
 class SB3Agent:
-    """``act(observation) -> int`` for a MaskablePPO model trained on the scaled wrapper."""
+    """``act(observation) -> int`` for a MaskablePPO model (or its policy) trained on the
+    scaled wrapper."""
 
     name = "sb3-policy"
 
     def __init__(self, model: Any) -> None:
-        from block_env.observation import OBS_SCALE
-
         self.model = model
-        self.scale = (1.0 / OBS_SCALE).astype(np.float32)
+        self.scale: np.ndarray | None = None  # 1 / the observation layout's scale
 
     def act(self, observation: dict[str, np.ndarray]) -> int:
+        if self.scale is None:
+            from block_env.observation.layout import layout_for_dim
+
+            dim = len(observation["observation"])
+            self.scale = (1.0 / layout_for_dim(dim).scale).astype(np.float32)
         obs = observation["observation"] * self.scale
         mask = observation["action_mask"].astype(bool)
         action, _ = self.model.predict(obs, action_masks=mask, deterministic=True)
         return int(action)
+
+
+def sb3_game(cfg: TrainConfig) -> dict[str, Any]:
+    """The wrapper's game keywords: the players, teams, opener and tile set of the run."""
+    return dict(
+        num_players=cfg.num_players,
+        partnership=cfg.partnership,
+        opener=cfg.opener,
+        **set_of(cfg),
+    )
+
+
+def save_policy(policy: Any, cfg: TrainConfig, path: Path) -> None:
+    """The policy's weights, network shape and game as plain tensors and values, which
+    ``load_agent`` reads with ``torch.load(weights_only=True)`` (the SB3 zip holds pickles)."""
+    import torch
+
+    game = sb3_game(cfg)
+    data = {"net_arch": list(cfg.hidden), "game": game, "state_dict": policy.state_dict()}
+    torch.save(data, path)
+
+
+def load_agent(path: str) -> SB3Agent:
+    """An agent spec's factory (``block_env.training.sb3:load_agent:path=FILE``): the
+    deterministic MaskablePPO policy of ``save_policy``'s file."""
+    import torch
+    from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
+
+    from block_env.wrappers import SingleAgentBlockEnv
+
+    data = torch.load(path, weights_only=True, map_location="cpu")
+    env = SingleAgentBlockEnv(
+        opponent_pool=["random"], episode="hand", scale_obs=True, **data["game"]
+    )
+    policy = MaskableActorCriticPolicy(
+        env.observation_space, env.action_space, lambda _: 0.0, net_arch=data["net_arch"]
+    )
+    policy.load_state_dict(data["state_dict"])
+    policy.set_training_mode(False)
+    return SB3Agent(policy)
 
 
 def _sb3_eval(agent: Any, cfg: TrainConfig, steps: int, start: float, bar: Any) -> dict:

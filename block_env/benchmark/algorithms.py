@@ -1,0 +1,188 @@
+"""The algorithms of the leaderboard: how each one trains from scratch on a task's game under
+a wall-clock budget, and the agent spec its result is scored by.
+
+Every algorithm runs its library's own recipe (the defaults of ``train.py``'s engine, or of
+the example script for that library) with only the game, the seed, the budget and the run
+folder set. A run stops at the first update, epoch or batch that ends past the budget, so its
+wall time overshoots the budget by at most one of those; the row records what it took and
+the environment steps it sampled, counted as its library counts them (``steps_counted``).
+
+``train.py`` engines (``ppo``, ``sb3-maskable-ppo``, ``rllib-ppo``) run in-process through
+``block_env.training.cli.main``; the Tianshou and TorchRL recipes are the example scripts in
+``examples/`` (run from the repository's root, with the ``integrations`` extra).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from importlib import import_module
+from pathlib import Path
+from typing import Any
+
+from block_env.agent_specs import SetupError
+from block_env.benchmark.tasks import Task
+
+STEP_LIMIT = 10**12  # the budget is the wall clock: no step limit is reached first
+
+
+@dataclass(frozen=True)
+class Trained:
+    """What a budgeted training left behind."""
+
+    agent: str  # the agent spec the benchmark plays
+    env_steps: int
+    train_wall_s: float
+
+
+@dataclass(frozen=True)
+class Algorithm:
+    """One leaderboard entry: its library, what its step count counts, and how it trains.
+    ``train(task, minutes, seed, run_dir, nproc)`` trains from scratch on the task's game."""
+
+    name: str
+    library: str  # the distribution whose version the row records
+    extra: str  # the pip extra it needs ("" for the core install)
+    steps_counted: str
+    recipe: str
+    train: Callable[[Task, float, int, Path, int], Trained]
+
+
+def game_overrides(task: Task) -> list[str]:
+    """``train.py`` settings for the task's game."""
+    out = [f"num_players={task.num_players}", f"partnership={str(task.partnership).lower()}"]
+    out.append(f"max_pip={task.max_pip}")
+    if task.hand_size is not None:
+        out.append(f"hand_size={task.hand_size}")
+    return out
+
+
+def _train_py(algo: str, extra: list[str]) -> Callable[[Task, float, int, Path, int], Trained]:
+    """A trainer for one of ``train.py``'s engines, ``extra`` settings on top."""
+
+    def train(task: Task, minutes: float, seed: int, run_dir: Path, nproc: int) -> Trained:
+        from block_env.training.cli import main as train_main
+
+        args = [
+            *game_overrides(task),
+            f"algo={algo}",
+            f"seed={seed}",
+            f"time_limit_min={minutes}",
+            f"total_steps={STEP_LIMIT}",
+            f"run_dir={run_dir}",
+            "name=leaderboard",
+            "keep_best=false",  # the weights at the end of the budget
+            "tensorboard=false",
+            *extra,
+            *([f"nproc={nproc}"] if nproc > 1 else []),
+            "--force",
+        ]
+        status = train_main(args)
+        if status != 0:
+            raise SetupError(f"train.py {' '.join(args)} stopped with exit status {status}")
+        summary = json.loads((run_dir / "eval.json").read_text(encoding="utf-8"))
+        agent = run_dir / ("sb3_policy.pt" if algo == "sb3" else "policy.pt")
+        spec = f"block_env.training.sb3:load_agent:path={agent}" if algo == "sb3" else str(agent)
+        return Trained(spec, int(summary["history"][-1]["env_steps"]), summary["train_wall_s"])
+
+    return train
+
+
+def _example(
+    module: str, extra: tuple[str, ...] = ()
+) -> Callable[[Task, float, int, Path, int], Trained]:
+    """A trainer for an example script's recipe (``examples/<module>.py``, ``extra``
+    arguments on top), which saves its network in ``run_dir``; the spec of its factory."""
+
+    def train(task: Task, minutes: float, seed: int, run_dir: Path, nproc: int) -> Trained:
+        if task.partnership or task.max_pip != 6 or task.hand_size is not None:
+            raise SetupError(f"examples/{module}.py trains the standard individual game only")
+        try:
+            script = import_module(f"examples.{module}")
+        except ImportError as exc:
+            raise SetupError(
+                f"examples.{module} did not import ({exc}): run from the repository's root "
+                "with the integrations extra installed"
+            ) from exc
+        run_dir.mkdir(parents=True, exist_ok=True)
+        start = time.perf_counter()
+        out: dict[str, Any] = script.train(
+            script.parse_args(
+                [
+                    "--players",
+                    str(task.num_players),
+                    "--seed",
+                    str(seed),
+                    "--minutes",
+                    str(minutes),
+                    "--save",
+                    str(run_dir),
+                    *extra,
+                ]
+            )
+        )
+        (run_dir / "train.json").write_text(json.dumps(out, indent=2), encoding="utf-8")
+        wall = out.get("train_seconds", time.perf_counter() - start)
+        spec = f"examples.{module}:load_agent:path={run_dir / 'policy.pt'}"
+        return Trained(spec, int(out["env_steps"]), float(wall))
+
+    return train
+
+
+ALGORITHMS: dict[str, Algorithm] = {
+    a.name: a
+    for a in (
+        Algorithm(
+            "ppo",
+            "block-env",
+            "train",
+            "agent-steps of every seat on the batched engine (decisions with skip_forced)",
+            "python train.py's defaults without the rule-bot teacher (teacher=none): "
+            "self-play PPO against itself, snapshots and the bots",
+            _train_py("ppo", ["teacher=none"]),
+        ),
+        Algorithm(
+            "sb3-maskable-ppo",
+            "sb3-contrib",
+            "train",
+            "the learner's own moves (opponents move inside the wrapper's step)",
+            "train.py algo=sb3: MaskablePPO on the single-agent wrapper, opponents drawn "
+            "from the configured bots",
+            _train_py("sb3", []),
+        ),
+        Algorithm(
+            "rllib-ppo",
+            "ray",
+            "rllib",
+            "sampled environment steps (every seat's moves)",
+            "train.py algo=rllib: RLlib PPO, league self-play",
+            _train_py("rllib", []),
+        ),
+        Algorithm(
+            "tianshou-dqn",
+            "tianshou",
+            "integrations",
+            "environment steps (every seat's moves)",
+            "examples/tianshou_dqn.py: DQN at one seat against masked random opponents "
+            "(the budget checked every 2,000 steps)",
+            _example("tianshou_dqn", ("--epoch-steps", "2000")),
+        ),
+        Algorithm(
+            "torchrl-ppo",
+            "torchrl",
+            "integrations",
+            "frames (every seat's moves)",
+            "examples/torchrl_ppo.py: one shared masked PPO policy for every seat (self-play)",
+            _example("torchrl_ppo"),
+        ),
+    )
+}
+
+
+def get_algorithm(name: str) -> Algorithm:
+    """The algorithm named ``name``; SetupError naming the known ones otherwise."""
+    if name not in ALGORITHMS:
+        raise SetupError(f"unknown algorithm {name!r}; known: {', '.join(ALGORITHMS)}")
+    return ALGORITHMS[name]
