@@ -138,8 +138,11 @@ def recorded(kind: str, data: dict[str, Any]) -> dict[str, str]:
     """What a result file itself records, spelt as in the manifest's columns: ``labels``
     (the agents' names in the file, ``;``-separated) and, where the file has them,
     ``players``, ``seed`` and ``hands``. ``kind`` is the manifest's: evaluate, ladder,
-    training, nashconv, scaling, benchmark or exploit."""
-    if kind in ("evaluate", "ladder"):
+    crossplay, training, nashconv, scaling, benchmark or exploit."""
+    if kind == "crossplay":
+        out = {"labels": data["agents"], "players": 4, "seed": data["config"]["seed"]}
+        out["hands"] = data["hands_per_pair"]
+    elif kind in ("evaluate", "ladder"):
         c = data["config"]
         hands_ = data["hands"] if kind == "evaluate" else data["hands_per_pair"]
         out = {"labels": data["agents"], "players": c["num_players"], "seed": c["seed"]}
@@ -640,6 +643,32 @@ def strength_partnership() -> str:
     )
 
 
+CROSSPLAY = "4p/crossplay_vs_rules_seed51000000_40000h.json"
+CROSSPLAY_NAMES = {  # the file's labels -> the table's
+    "block-partnership": "block-partnership",
+    "docs/experiments/partnership_s1.pt": "seed 1",
+    "docs/experiments/partnership_s2.pt": "seed 2",
+}
+
+
+def strength_partnership_crossplay() -> str:
+    """docs/strength.md: every pair of partners against two rule bots, then each agent's
+    self-play, cross-play and their gap."""
+    d = load(CROSSPLAY)
+    names = [CROSSPLAY_NAMES.get(a, a) for a in d["agents"]]
+    rows = [
+        [f"**{n}**", *(ci(m["mean"], m["lo"], m["hi"]) for m in row)]
+        for n, row in zip(names, d["margins"])
+    ]
+    matrix = table(["partner", *names], ["---"] * (len(names) + 1), rows)
+    rows = [
+        [n, *(ci(e["mean"], e["lo"], e["hi"]) for e in (s, c, g))]
+        for n, s, c, g in zip(names, d["self_play"], d["cross_play"], d["gap"])
+    ]
+    head = ["agent", "beside itself", "beside the others (mean)", "gap"]
+    return matrix + "\n\n" + table(head, ["---"] * 4, rows)
+
+
 def match_win(name: str, seat: int = 0) -> str:
     """Agent ``seat``'s share of the matches won [95% CI] in the evaluation file ``name``."""
     m = load(name)["stats"][seat]["match_win"]
@@ -771,6 +800,7 @@ TABLES: dict[str, Callable[[], str]] = {
     "strength-4p-first": strength_4p_first,
     "strength-4p-summary": strength_4p_summary,
     "strength-partnership": strength_partnership,
+    "strength-partnership-crossplay": strength_partnership_crossplay,
     "strength-highest-double": strength_highest_double,
     "strength-matches": strength_matches,
     "ladder-lineups-seed0": ladder_lineups_seed0,

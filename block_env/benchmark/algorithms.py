@@ -131,6 +131,20 @@ def _example(
     return train
 
 
+def _openspiel_nfsp(task: Task, minutes: float, seed: int, run_dir: Path, nproc: int) -> Trained:
+    """OpenSpiel's NFSP on ``python_block_env`` (``block_env.openspiel.learners``)."""
+    if task.partnership:
+        raise SetupError("python_block_env has no partnership game: openspiel-nfsp cannot train it")
+    try:
+        from block_env.openspiel.learners import train_nfsp
+    except ImportError as exc:
+        raise SetupError(f"openspiel-nfsp needs the openspiel extra ({exc})") from exc
+    out = train_nfsp(task.num_players, minutes, seed, run_dir, task.max_pip, task.hand_size)
+    (run_dir / "train.json").write_text(json.dumps(out, indent=2), encoding="utf-8")
+    spec = f"block_env.openspiel.learners:load_agent:path={run_dir / 'policy.pt'}"
+    return Trained(spec, int(out["env_steps"]), float(out["train_seconds"]))
+
+
 ALGORITHMS: dict[str, Algorithm] = {
     a.name: a
     for a in (
@@ -176,6 +190,15 @@ ALGORITHMS: dict[str, Algorithm] = {
             "frames (every seat's moves)",
             "examples/torchrl_ppo.py: one shared masked PPO policy for every seat (self-play)",
             _example("torchrl_ppo"),
+        ),
+        Algorithm(
+            "openspiel-nfsp",
+            "open_spiel",
+            "openspiel",
+            "decisions of every player",
+            "OpenSpiel's PyTorch NFSP on python_block_env's observation tensor, one learner "
+            "per player (block_env/openspiel/learners.py); player 0's average policy is scored",
+            _openspiel_nfsp,
         ),
     )
 }

@@ -61,6 +61,7 @@ def run_row(
     start = time.perf_counter()
     trained = algo.train(task, float(minutes), seed, Path(run_dir), nproc)
     score = benchmark(trained.agent, task, hands=hands, workers=workers, progress=progress)
+    exact = None if task.max_pip == 6 else exact_nash_conv(trained.agent, task)
     return {
         "format": ROW_FORMAT,
         "task": {"id": task.id, "version": task.version},
@@ -78,10 +79,27 @@ def run_row(
         "train_wall_s": trained.train_wall_s,
         "agent": trained.agent,
         "score": score.to_dict(),
+        "nash_conv": exact,
         "machine": machine_info(),
         "wall_s": time.perf_counter() - start,
         "command": command or " ".join(sys.argv),
     }
+
+
+def exact_nash_conv(agent: str, task: Task) -> float | None:
+    """NashConv of the policy ``agent`` plays, exactly, on a small-set task's game (OpenSpiel's
+    ``exploitability.nash_conv`` on ``python_block_env``); None without the openspiel extra."""
+    try:
+        from block_env.openspiel import analysis
+    except ImportError:
+        return None
+    from block_env.agent_specs import build_agent
+    from block_env.env import raw_env
+
+    player = build_agent(agent, raw_env(**task.env_kwargs()), seed=0)
+    game = analysis.load(task.max_pip, task.hand_size, task.num_players)
+    tree = analysis.walk(game)
+    return analysis.nash_conv(game, analysis.tabular(game, tree, analysis.played_probs(player)))
 
 
 def _version(distribution: str) -> str | None:
@@ -161,6 +179,7 @@ def aggregate(rows: list[dict[str, Any]], opponent: str = "rules") -> list[dict[
         group.sort(key=lambda r: r["seed"])
         elos = [r["score"]["elo"]["mean"] for r in group if r["score"].get("elo")]
         margins = [m for m in (row_margin(r, opponent) for r in group) if m is not None]
+        exact = [r["nash_conv"] for r in group if r.get("nash_conv") is not None]
         seeds = [r["seed"] for r in group]
         if len(set(seeds)) != len(seeds):
             raise SetupError(f"{task} {name} {budget:g} min: seed listed twice in {seeds}")
@@ -174,6 +193,7 @@ def aggregate(rows: list[dict[str, Any]], opponent: str = "rules") -> list[dict[
                 "elo": bootstrap_iqm(elos) if elos else None,
                 "elo_per_seed": elos,
                 "margin": bootstrap_iqm(margins) if margins else None,
+                "nash_conv": bootstrap_iqm(exact) if exact else None,
                 "opponent": opponent,
                 "env_steps": float(np.mean([r["env_steps"] for r in group])),
                 "train_min": float(np.mean([r["train_wall_s"] for r in group]) / 60),
@@ -184,18 +204,21 @@ def aggregate(rows: list[dict[str, Any]], opponent: str = "rules") -> list[dict[
 
 
 def _strength(entry: dict[str, Any]) -> float:
-    """What orders the entries: the Elo IQM, or the margin's where the task has no ladder."""
-    est = entry["elo"] or entry["margin"]
-    return est[0] if est else 0.0
+    """What orders the entries: the Elo IQM; where the task has no ladder, the exact
+    NashConv's (lower is better), else the margin's."""
+    if entry["elo"]:
+        return entry["elo"][0]
+    if entry["nash_conv"]:
+        return -entry["nash_conv"][0]
+    return entry["margin"][0] if entry["margin"] else 0.0
 
 
-def _ci(est: tuple[float, float, float] | None, digits: int) -> str:
+def _ci(est: tuple[float, float, float] | None, digits: int, sign: str = "+") -> str:
     if est is None:
         return "-"
     m, lo, hi = est
-    if np.isnan(lo):
-        return f"{m:+.{digits}f}"
-    return f"{m:+.{digits}f} [{lo:+.{digits}f}, {hi:+.{digits}f}]"
+    f = f"{sign}.{digits}f"
+    return f"{m:{f}}" if np.isnan(lo) else f"{m:{f}} [{lo:{f}}, {hi:{f}}]"
 
 
 def table_rows(entries: list[dict[str, Any]]) -> tuple[list[str], list[list[str]]]:
@@ -203,6 +226,9 @@ def table_rows(entries: list[dict[str, Any]]) -> tuple[list[str], list[list[str]
     head = ["task", "budget", "algorithm", "library", "seeds", "env steps (mean)"]
     head += ["training (mean)", "Elo, IQM [95% CI]", "Elo per seed"]
     head.append(f"vs {entries[0]['opponent']}, IQM [95% CI]" if entries else "margin")
+    exact = any(e["nash_conv"] for e in entries)
+    if exact:
+        head.append("NashConv, IQM [95% CI]")
     rows = []
     for e in entries:
         rows.append(
@@ -219,6 +245,8 @@ def table_rows(entries: list[dict[str, Any]]) -> tuple[list[str], list[list[str]
                 _ci(e["margin"], 2),
             ]
         )
+        if exact:
+            rows[-1].append(_ci(e["nash_conv"], 3, sign=""))
     return head, rows
 
 

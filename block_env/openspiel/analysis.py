@@ -125,6 +125,23 @@ def agent_probs(act: Act) -> Callable[[pyspiel.State], dict[int, float]]:
     return probs
 
 
+def played_probs(agent: Any) -> Callable[[pyspiel.State], dict[int, float]]:
+    """The policy an agent plays: the distribution of its ``probabilities(observation)``
+    when it samples from it (no ``greedy`` attribute, or ``greedy`` False), else all mass on
+    the move of ``act`` (greedy policies and deterministic bots)."""
+    if not hasattr(agent, "probabilities") or getattr(agent, "greedy", False):
+        return agent_probs(agent.act)
+
+    def probs(state: pyspiel.State) -> dict[int, float]:
+        obs = state.env_observation(state.current_player())
+        p = np.asarray(agent.probabilities(obs), dtype=np.float64)
+        legal = np.flatnonzero(obs["action_mask"])
+        total = p[legal].sum()
+        return {int(a): float(p[a] / total) for a in legal}
+
+    return probs
+
+
 def pimc_probs(worlds: int, seed: int) -> Callable[[pyspiel.State], dict[int, float]]:
     """PIMC as a policy: its generator is reseeded from the information state, so each
     information state gets one fixed move (a pure strategy, reproducible)."""

@@ -118,7 +118,13 @@ def _command_agents(row: dict[str, str]) -> list[str]:
     for word in words[3:]:
         if skip:
             skip = False
-        elif word in ("--ladder", "--no-progress", "--partnership", "--allow-mismatch"):
+        elif word in (
+            "--ladder",
+            "--crossplay",
+            "--no-progress",
+            "--partnership",
+            "--allow-mismatch",
+        ):
             pass
         elif word.startswith("--"):
             skip = True
@@ -130,7 +136,7 @@ def _command_agents(row: dict[str, str]) -> list[str]:
 def test_commands_name_the_files_that_were_evaluated() -> None:
     shipped = {row["shipped_as"]: pid for pid, row in POLICIES.items() if row["shipped_as"]}
     for row in MANIFEST:
-        if row["kind"] not in ("evaluate", "ladder"):
+        if row["kind"] not in ("evaluate", "ladder", "crossplay"):
             continue
         assert f"--json docs/results/{row['file']}" in row["command"], row["file"]
         specs = _command_agents(row)
@@ -140,7 +146,8 @@ def test_commands_name_the_files_that_were_evaluated() -> None:
             if agent.endswith("@unknown"):
                 assert spec == label, row["file"]
             elif "@" in agent:
-                assert spec in (f"{agent}.pt", *[s for s, p in shipped.items() if p == agent]), (
+                named = (f"{agent}.pt", POLICIES[agent]["source"])
+                assert spec in (*named, *[s for s, p in shipped.items() if p == agent]), (
                     f"{row['file']}: {spec!r} does not name {agent}"
                 )
             else:
