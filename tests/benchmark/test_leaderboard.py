@@ -154,3 +154,18 @@ def test_the_sb3_policy_file_plays_as_the_model_did(tmp_path) -> None:
             action = original.act(obs)
             assert loaded.act(obs) == action
             game.step(action)
+
+
+def test_the_row_commands_name_their_venv_and_file(tmp_path) -> None:
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
+    import leaderboard_rows
+
+    cmd = leaderboard_rows.row_command("block-2p-v1", "rllib-ppo", 10.0, 2, workers=2)
+    assert cmd[0] == ".venv-rllib/bin/python" and "--nproc" not in cmd
+    assert cmd[-1] == "docs/results/leaderboard/block-2p-v1/rllib-ppo_10min_seed2.json"
+    assert cmd[3:5] == ["train", "rllib-ppo"] and cmd[cmd.index("--minutes") + 1] == "10"
+    ppo = leaderboard_rows.row_command("block-2p-v1", "ppo", 30.0, 0, workers=2)
+    assert ppo[0] == ".venv/bin/python" and ppo[ppo.index("--nproc") + 1] == "2"

@@ -1,0 +1,75 @@
+"""The leaderboard's row commands, one per (algorithm, budget, seed), each with the Python of
+the venv its extra needs; rows whose JSON file exists are left out. ``--run`` runs them one
+after another (one heavy job at a time on a small machine).
+
+    python tools/leaderboard_rows.py --task block-2p-v1 --minutes 10 30 --seeds 0 1 2
+    python tools/leaderboard_rows.py --task block-2p-v1 --minutes 10 --seeds 0 --run
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from block_env.benchmark.algorithms import ALGORITHMS  # noqa: E402
+
+# the venv each extra lives in (.ci/run and .ci/extra-* create them)
+VENVS = {
+    "train": ".venv",
+    "integrations": ".venv-integrations",
+    "rllib": ".venv-rllib",
+    "openspiel": ".venv-openspiel",
+}
+RANKED = {"ppo"}  # engines with data-parallel ranks: they get both cores
+
+
+def row_file(task: str, algorithm: str, minutes: float, seed: int) -> Path:
+    return Path("docs/results/leaderboard") / task / f"{algorithm}_{minutes:g}min_seed{seed}.json"
+
+
+def row_command(task: str, algorithm: str, minutes: float, seed: int, workers: int) -> list[str]:
+    """The command of one row, run from the repository's root."""
+    python = f"{VENVS[ALGORITHMS[algorithm].extra]}/bin/python"
+    cmd = [python, "-m", "block_env.benchmark", "train", algorithm, "--task", task]
+    cmd += ["--minutes", f"{minutes:g}", "--seed", str(seed), "--workers", str(workers)]
+    if algorithm in RANKED:
+        cmd += ["--nproc", "2"]
+    return [*cmd, "--no-progress", "--json", str(row_file(task, algorithm, minutes, seed))]
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--task", default="block-2p-v1")
+    p.add_argument("--minutes", type=float, nargs="+", default=[10.0, 30.0])
+    p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    p.add_argument("--algorithms", nargs="+", default=list(ALGORITHMS), choices=list(ALGORITHMS))
+    p.add_argument("--workers", type=int, default=2, help="processes scoring each row")
+    p.add_argument("--run", action="store_true", help="run the commands, one at a time")
+    args = p.parse_args(argv)
+    todo = [
+        row_command(args.task, a, m, s, args.workers)
+        for m in args.minutes
+        for a in args.algorithms
+        for s in args.seeds
+        if not (ROOT / row_file(args.task, a, m, s)).exists()
+    ]
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    for cmd in todo:
+        print(shlex.join(cmd), flush=True)
+        if args.run:
+            status = subprocess.run(cmd, cwd=ROOT, env=env).returncode
+            if status != 0:
+                print(f"exit status {status}", file=sys.stderr)
+                return status
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
