@@ -81,9 +81,11 @@ class LadderResult:
         return text
 
 
-def ladder_specs(num_players: int) -> list[str]:
-    """The default ladder: baselines, search agents, the shipped policy and the oracle."""
-    return [s.format(n=num_players) for s in LADDER_AGENTS]
+def ladder_specs(num_players: int, partnership: bool = False) -> list[str]:
+    """The default ladder: baselines, search agents, the shipped policy of the game (the
+    partnership one with teams) and the oracle."""
+    shipped = "block-partnership" if partnership else f"block-{num_players}p"
+    return [shipped if s == "block-{n}p" else s for s in LADDER_AGENTS]
 
 
 def ladder(
@@ -109,7 +111,8 @@ def ladder(
 
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise SetupError(f"seed={seed!r} is not allowed: use an int >= 0")
-    specs = list(ladder_specs(num_players) if agents is None else agents)
+    partnership = bool(config.get("partnership", False))
+    specs = list(ladder_specs(num_players, partnership) if agents is None else agents)
     workers = check_workers(workers, specs)
     try:
         probe_env = raw_env(num_players=num_players, episode="hand", **config)
@@ -134,7 +137,6 @@ def ladder(
     if k < 2:
         raise SetupError(f"the ladder needs at least two agents that build; skipped: {skipped}")
     n = num_players
-    partnership = bool(config.get("partnership", False))
     margins: list[list[Estimate | None]] = [[None] * k for _ in range(k)]
     share: list[list[float | None]] = [[None] * k for _ in range(k)]
     start = time.perf_counter()

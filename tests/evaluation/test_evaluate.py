@@ -181,6 +181,15 @@ def test_ladder_orders_baselines_and_reports_unbuildable_agents() -> None:
     assert res.win_share[g][rnd] + res.win_share[rnd][g] == pytest.approx(1.0)
 
 
+def test_the_default_ladder_holds_the_shipped_policy_of_the_game() -> None:
+    from block_env.evaluation import ladder_specs
+
+    assert "block-3p" in ladder_specs(3) and "block-4p" in ladder_specs(4)
+    teams = ladder_specs(4, partnership=True)
+    assert "block-partnership" in teams and "block-4p" not in teams
+    assert teams[:5] == ["random", "greedy", "rules", "pimc-20", "pimc-100"]
+
+
 def test_ladder_three_players_uses_both_field_lineups() -> None:
     res = ladder(["random", "greedy"], num_players=3, hands=150, bootstrap=20)
     assert res.margins[1][0].mean > 0 and res.ratings[1].mean > 0
