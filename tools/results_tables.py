@@ -780,6 +780,11 @@ def readme_strength() -> str:
             margin(ev(4, BP, "rules", 23000000, 40000)),
         ),
         (
+            "two block-partnership vs two PIMC-20 (partnership)",
+            "4,000",
+            margin(ev(4, BP, "pimc-20", 42000000, 4000)),
+        ),
+        (
             f"the default run (`python train.py nproc=2`, {minutes(RUNS['default_2ranks'])} "
             "min on the 2-core CPU) vs the rule bot",
             f"{load(RUNS['default_2ranks'])['final']['rules']['hands']:,}",
