@@ -135,7 +135,13 @@ def crossplay(
     return CrossPlayResult(
         agents=names,
         against=against_name,
-        config={"num_players": 4, "partnership": True, "seed": seed, "workers": workers, **config},
+        config={
+            "num_players": 4,
+            "partnership": True,
+            "seed": seed,
+            **config,
+            **({"workers": workers} if workers > 1 else {}),  # as in evaluate's JSON
+        },
         hands_per_pair=results[0, 0].hands,
         margins=margins,
         self_play=self_play,
