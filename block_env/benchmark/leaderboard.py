@@ -60,8 +60,11 @@ def run_row(
     run_dir = default_run_dir(task, algorithm, minutes, seed) if run_dir is None else run_dir
     start = time.perf_counter()
     trained = algo.train(task, float(minutes), seed, Path(run_dir), nproc)
-    score = benchmark(trained.agent, task, hands=hands, workers=workers, progress=progress)
-    exact = None if task.max_pip == 6 else exact_nash_conv(trained.agent, task)
+    score, exact = None, trained.nash_conv
+    if trained.agent is not None:
+        score = benchmark(trained.agent, task, hands=hands, workers=workers, progress=progress)
+        if task.max_pip != 6:
+            exact = exact_nash_conv(trained.agent, task)
     return {
         "format": ROW_FORMAT,
         "task": {"id": task.id, "version": task.version},
@@ -78,7 +81,7 @@ def run_row(
         "env_steps": trained.env_steps,
         "train_wall_s": trained.train_wall_s,
         "agent": trained.agent,
-        "score": score.to_dict(),
+        "score": None if score is None else score.to_dict(),
         "nash_conv": exact,
         "machine": machine_info(),
         "wall_s": time.perf_counter() - start,
@@ -160,7 +163,7 @@ def load_rows(paths: Iterable[str | Path]) -> list[dict[str, Any]]:
 
 def row_margin(row: dict[str, Any], opponent: str) -> float | None:
     """The row's margin against ``opponent`` in the task's first lineup (None if absent)."""
-    for r in row["score"]["rows"]:
+    for r in (row["score"] or {}).get("rows", []):
         if r["opponent"] == opponent:
             return float(r["margin"]["mean"])
     return None
@@ -177,7 +180,7 @@ def aggregate(rows: list[dict[str, Any]], opponent: str = "rules") -> list[dict[
     out = []
     for (task, name, budget), group in groups.items():
         group.sort(key=lambda r: r["seed"])
-        elos = [r["score"]["elo"]["mean"] for r in group if r["score"].get("elo")]
+        elos = [r["score"]["elo"]["mean"] for r in group if (r["score"] or {}).get("elo")]
         margins = [m for m in (row_margin(r, opponent) for r in group) if m is not None]
         exact = [r["nash_conv"] for r in group if r.get("nash_conv") is not None]
         seeds = [r["seed"] for r in group]
@@ -223,7 +226,7 @@ def _ci(est: tuple[float, float, float] | None, digits: int, sign: str = "+") ->
 
 def table_rows(entries: list[dict[str, Any]]) -> tuple[list[str], list[list[str]]]:
     """The leaderboard's header and rows (text cells) for ``entries`` of ``aggregate``."""
-    head = ["task", "budget", "algorithm", "library", "seeds", "env steps (mean)"]
+    head = ["task", "budget", "algorithm", "library", "seeds", "steps (mean)"]
     head += ["training (mean)", "Elo, IQM [95% CI]", "Elo per seed"]
     head.append(f"vs {entries[0]['opponent']}, IQM [95% CI]" if entries else "margin")
     exact = any(e["nash_conv"] for e in entries)
@@ -251,7 +254,10 @@ def table_rows(entries: list[dict[str, Any]]) -> tuple[list[str], list[list[str]
 
 
 def _steps(n: float) -> str:
-    return f"{n / 1e6:.1f}M" if n >= 1e6 else f"{n / 1e3:.0f}k"
+    """Steps in millions, thousands or units: 30.2M, 41k, 12."""
+    if n >= 1e6:
+        return f"{n / 1e6:.1f}M"
+    return f"{n / 1e3:.0f}k" if n >= 1e4 else f"{n:,.0f}"
 
 
 def leaderboard_text(entries: list[dict[str, Any]]) -> str:
@@ -264,7 +270,7 @@ def leaderboard_markdown(entries: list[dict[str, Any]]) -> str:
     """The leaderboard as a Markdown table."""
     head, rows = table_rows(entries)
     lines = ["| " + " | ".join(head) + " |"]
-    lines.append("|" + "|".join("---:" if h.startswith(("seeds", "env")) else "---" for h in head))
+    lines.append("|" + "|".join("---:" if h.startswith(("seeds", "steps")) else "---" for h in head))
     lines[-1] += "|"
     lines += ["| " + " | ".join(r) + " |" for r in rows]
     return "\n".join(lines)

@@ -1,6 +1,7 @@
-"""OpenSpiel's PyTorch NFSP trained on ``python_block_env`` for a wall-clock budget, as a
-leaderboard entry (``openspiel-nfsp``), and the agent that plays its average policy in the
-AEC env.
+"""OpenSpiel's learners as leaderboard entries, each for a wall-clock budget on
+``python_block_env``: the PyTorch NFSP (``openspiel-nfsp``), with the agent that plays its
+average policy in the AEC env, and CFR+ (``openspiel-cfr-plus``, small sets only: it walks
+the whole tree, and its tabular policy is judged by its exact NashConv alone).
 
 NFSP reads the game's observation tensor (not the perfect-recall information state): that
 tensor is the AEC env's observation vector of the same position, so the trained average-policy
@@ -95,6 +96,25 @@ def train_nfsp(
         out_dir / "policy.pt",
     )
     return {"env_steps": steps, "episodes": episodes, "train_seconds": seconds}
+
+
+def train_cfr_plus(
+    num_players: int, minutes: float, max_pip: int, hand_size: int | None
+) -> dict[str, Any]:
+    """OpenSpiel's CFR+ iterations until ``minutes`` of wall time have passed (checked after
+    each iteration); the iterations, seconds and the exact NashConv of the average policy."""
+    from block_env.openspiel import analysis
+
+    game = analysis.load(max_pip, hand_size, num_players)
+    solver = analysis.cfr.CFRPlusSolver(game)
+    iterations = 0
+    start = time.perf_counter()
+    while iterations == 0 or time.perf_counter() - start < minutes * 60:
+        solver.evaluate_and_update_policy()
+        iterations += 1
+    seconds = time.perf_counter() - start
+    nash_conv = analysis.nash_conv(game, solver.average_policy())
+    return {"iterations": iterations, "train_seconds": seconds, "nash_conv": nash_conv}
 
 
 class NFSPAgent:

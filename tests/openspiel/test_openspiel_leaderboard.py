@@ -65,3 +65,14 @@ def test_a_small_set_row_records_the_exact_nash_conv(tmp_path) -> None:
     assert row["agent"].startswith("block_env.openspiel.learners:load_agent:path=")
     assert 0.0 <= row["nash_conv"] == pytest.approx(exact_nash_conv(row["agent"], task))
     assert np.isfinite(row["score"]["rows"][0]["margin"]["mean"])
+
+
+def test_a_cfr_plus_row_is_its_average_policys_exact_nash_conv(tmp_path) -> None:
+    task = get_task("block-d2-2p-v1")
+    row = run_row("openspiel-cfr-plus", task, 0.01, 0, tmp_path)
+    assert row["score"] is None and row["agent"] is None and row["env_steps"] >= 1
+    game = an.load(max_pip=2, hand_size=2)
+    _, curve = an.run_cfr_plus(game, row["env_steps"])
+    assert row["nash_conv"] == pytest.approx(curve[-1]["nash_conv"], abs=1e-12)
+    with pytest.raises(ValueError, match="small-set tasks only"):
+        run_row("openspiel-cfr-plus", get_task("block-2p-v1"), 0.01, 0, tmp_path)
