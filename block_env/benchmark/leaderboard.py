@@ -270,7 +270,9 @@ def leaderboard_markdown(entries: list[dict[str, Any]]) -> str:
     """The leaderboard as a Markdown table."""
     head, rows = table_rows(entries)
     lines = ["| " + " | ".join(head) + " |"]
-    lines.append("|" + "|".join("---:" if h.startswith(("seeds", "steps")) else "---" for h in head))
+    lines.append(
+        "|" + "|".join("---:" if h.startswith(("seeds", "steps")) else "---" for h in head)
+    )
     lines[-1] += "|"
     lines += ["| " + " | ".join(r) + " |" for r in rows]
     return "\n".join(lines)

@@ -28,18 +28,19 @@ Act = Callable[[Mapping[str, np.ndarray]], int]
 
 def load(
     max_pip: int,
-    hand_size: int,
+    hand_size: int | None,
     num_players: int = 2,
     partnership: bool = False,
     opener: str = "rotate",
 ) -> pyspiel.Game:
-    """The ``python_block_env`` game of these parameters."""
+    """The ``python_block_env`` game of these parameters (``hand_size`` None or 0: the
+    rules' own)."""
     return pyspiel.load_game(
         _game.GAME_NAME,
         {
             "num_players": num_players,
             "max_pip": max_pip,
-            "hand_size": hand_size,
+            "hand_size": hand_size or 0,
             "partnership": partnership,
             "opener": opener,
         },
@@ -206,6 +207,42 @@ def run_cfr_plus(
     return avg, curve
 
 
+def nfsp_learners(
+    num_players: int,
+    size: int,
+    num_actions: int,
+    hidden: list[int],
+    optimizer: str,
+    lr: float,
+    seed: int,
+) -> list[Any]:
+    """One OpenSpiel PyTorch NFSP learner per player on vectors of ``size``: ``hidden``
+    layers, ``optimizer`` and ``lr`` for both networks, OpenSpiel's Leduc settings otherwise."""
+    from open_spiel.python.pytorch import nfsp
+
+    return [
+        nfsp.NFSP(
+            p,
+            state_representation_size=size,
+            num_actions=num_actions,
+            hidden_layers_sizes=hidden,
+            reservoir_buffer_capacity=int(2e5),
+            anticipatory_param=0.1,
+            batch_size=128,
+            rl_learning_rate=lr,
+            sl_learning_rate=lr,
+            min_buffer_size_to_learn=1000,
+            learn_every=64,
+            optimizer_str=optimizer,
+            replay_buffer_capacity=int(2e5),
+            epsilon_start=0.06,
+            epsilon_end=0.001,
+            seed=seed + p,
+        )
+        for p in range(num_players)
+    ]
+
+
 def run_nfsp(
     game: pyspiel.Game,
     tree: Tree,
@@ -227,27 +264,7 @@ def run_nfsp(
     env = rl_environment.Environment(game, seed=seed)
     size = env.observation_spec()["info_state"][0]
     n_actions = env.action_spec()["num_actions"]
-    learners = [
-        nfsp.NFSP(
-            p,
-            state_representation_size=size,
-            num_actions=n_actions,
-            hidden_layers_sizes=[64],
-            reservoir_buffer_capacity=int(2e5),
-            anticipatory_param=0.1,
-            batch_size=128,
-            rl_learning_rate=lr,
-            sl_learning_rate=lr,
-            min_buffer_size_to_learn=1000,
-            learn_every=64,
-            optimizer_str=optimizer,
-            replay_buffer_capacity=int(2e5),
-            epsilon_start=0.06,
-            epsilon_end=0.001,
-            seed=seed + p,
-        )
-        for p in range(game.num_players())
-    ]
+    learners = nfsp_learners(game.num_players(), size, n_actions, [64], optimizer, lr, seed)
 
     def average_probs(state: pyspiel.State) -> dict[int, float]:
         p = state.current_player()

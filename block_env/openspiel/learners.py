@@ -33,18 +33,13 @@ def train_nfsp(
     """Self-play NFSP on ``python_block_env`` until ``minutes`` of wall time have passed
     (checked after each episode); saves player 0's average policy as ``out_dir/policy.pt``
     and returns the steps (every player's decisions), episodes and seconds it took."""
-    import pyspiel
     import torch
     from open_spiel.python import rl_environment
-    from open_spiel.python.pytorch import nfsp
 
-    import block_env.openspiel  # noqa: F401 - registers python_block_env
+    from block_env.openspiel import analysis
 
     hidden = list(HIDDEN if hidden is None else hidden)
-    params: dict[str, Any] = {"num_players": num_players, "max_pip": max_pip}
-    if hand_size is not None:
-        params["hand_size"] = hand_size
-    game = pyspiel.load_game("python_block_env", params)
+    game = analysis.load(max_pip, hand_size, num_players)
     torch.manual_seed(seed)
     np.random.seed(seed)
     env = rl_environment.Environment(
@@ -52,27 +47,7 @@ def train_nfsp(
     )
     size = env.observation_spec()["info_state"][0]
     n_actions = env.action_spec()["num_actions"]
-    learners = [
-        nfsp.NFSP(
-            p,
-            state_representation_size=size,
-            num_actions=n_actions,
-            hidden_layers_sizes=hidden,
-            reservoir_buffer_capacity=int(2e5),
-            anticipatory_param=0.1,
-            batch_size=128,
-            rl_learning_rate=1e-3,
-            sl_learning_rate=1e-3,
-            min_buffer_size_to_learn=1000,
-            learn_every=64,
-            optimizer_str="adam",
-            replay_buffer_capacity=int(2e5),
-            epsilon_start=0.06,
-            epsilon_end=0.001,
-            seed=seed + p,
-        )
-        for p in range(num_players)
-    ]
+    learners = analysis.nfsp_learners(num_players, size, n_actions, hidden, "adam", 1e-3, seed)
     steps = episodes = 0
     start = time.perf_counter()
     while time.perf_counter() - start < minutes * 60:
