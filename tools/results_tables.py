@@ -100,7 +100,11 @@ def seed(name: str) -> int:
 def pooled(names: list[str], seat: int = 0) -> str:
     """Several evaluations of one pair on disjoint deals: the means averaged, their
     standard errors combined (each recovered from its normal CI)."""
-    ms = [load(n)["stats"][seat]["margin"] for n in names]
+    return pooled_estimates([load(n)["stats"][seat]["margin"] for n in names])
+
+
+def pooled_estimates(ms: list[dict[str, float]]) -> str:
+    """``pooled`` of estimates (``mean``, ``lo``, ``hi``) of equally many hands each."""
     mean = sum(m["mean"] for m in ms) / len(ms)
     half = math.sqrt(sum(((m["hi"] - m["lo"]) / 2) ** 2 for m in ms)) / len(ms)
     return ci(mean, mean - half, mean + half)
@@ -621,9 +625,30 @@ def strength_partnership() -> str:
             margin(ev(4, BP, "rules", 23000000, 40000)),
         ],
         [
+            "the same, on the cross-play table's deals (seed 51,000,000)",
+            "40,000",
+            ci(*(load(CROSSPLAY)["margins"][0][0][k] for k in ("mean", "lo", "hi"))),
+        ],
+        ["the same, both pooled", "80,000", partnership_team_pooled()],
+        [
             "block-partnership with a rule-bot partner vs two rule bots (`--lineup 0,1,1,1`)",
             "40,000",
             margin(ev(4, BP, "rules", 24000000, 40000)),
+        ],
+        [
+            "the same, on the cross-play table's deals (seed 51,000,000)",
+            "40,000",
+            ci(*(load(CROSSPLAY)["margins"][0][-1][k] for k in ("mean", "lo", "hi"))),
+        ],
+        [
+            "the same, both pooled",
+            "80,000",
+            pooled_estimates(
+                [
+                    load(ev(4, BP, "rules", 24000000, 40000))["stats"][0]["margin"],
+                    load(CROSSPLAY)["margins"][0][-1],
+                ]
+            ),
         ],
         [
             "two block-partnership vs two PIMC-20",
@@ -644,6 +669,15 @@ def strength_partnership() -> str:
 
 
 CROSSPLAY = "4p/crossplay_vs_rules_seed51000000_40000h.json"
+
+
+def partnership_team_pooled() -> str:
+    """Two block-partnership against two rule bots: the 40,000 hands of seed 23M and the
+    cross-play table's 40,000 of seed 51M, pooled."""
+    first = load(ev(4, BP, "rules", 23000000, 40000))["stats"][0]["margin"]
+    return pooled_estimates([first, load(CROSSPLAY)["margins"][0][0]])
+
+
 CROSSPLAY_NAMES = {  # the file's labels -> the table's
     "block-partnership": "block-partnership",
     "docs/experiments/partnership_s1.pt": "seed 1",
@@ -652,20 +686,19 @@ CROSSPLAY_NAMES = {  # the file's labels -> the table's
 
 
 def strength_partnership_crossplay() -> str:
-    """docs/strength.md: every pair of partners against two rule bots, then each agent's
-    self-play, cross-play and their gap."""
+    """docs/strength.md: every pair of partners against two rule bots, then each trained
+    seed beside itself, beside the other seeds and beside a rule bot."""
     d = load(CROSSPLAY)
     names = [CROSSPLAY_NAMES.get(a, a) for a in d["agents"]]
-    rows = [
-        [f"**{n}**", *(ci(m["mean"], m["lo"], m["hi"]) for m in row)]
-        for n, row in zip(names, d["margins"])
-    ]
+    m = [[ci(e["mean"], e["lo"], e["hi"]) for e in row] for row in d["margins"]]
+    rows = [[f"**{n}**", *cells] for n, cells in zip(names, m)]
     matrix = table(["partner", *names], ["---"] * (len(names) + 1), rows)
+    seeds = [i for i, a in enumerate(d["agents"]) if a in CROSSPLAY_NAMES]
+    rules = d["agents"].index("rules")
     rows = [
-        [n, *(ci(e["mean"], e["lo"], e["hi"]) for e in (s, c, g))]
-        for n, s, c, g in zip(names, d["self_play"], d["cross_play"], d["gap"])
+        [names[i], m[i][i], "; ".join(m[i][j] for j in seeds if j != i), m[i][rules]] for i in seeds
     ]
-    head = ["agent", "beside itself", "beside the others (mean)", "gap"]
+    head = ["policy", "beside itself", "beside the other two seeds", "beside a rule bot"]
     return matrix + "\n\n" + table(head, ["---"] * 4, rows)
 
 
@@ -775,9 +808,9 @@ def readme_strength() -> str:
         ),
         ("block-4p vs three PIMC-20", f"{sum(map(hands, PIMC16K)):,}", pooled(PIMC16K)),
         (
-            "two block-partnership vs two rule bots (partnership)",
-            "40,000",
-            margin(ev(4, BP, "rules", 23000000, 40000)),
+            "two block-partnership vs two rule bots (partnership, 2 seeds pooled)",
+            "80,000",
+            partnership_team_pooled(),
         ),
         (
             "two block-partnership vs two PIMC-20 (partnership)",
