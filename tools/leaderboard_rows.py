@@ -19,6 +19,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from block_env.benchmark.algorithms import ALGORITHMS  # noqa: E402
+from block_env.benchmark.tasks import get_task  # noqa: E402
 
 # the venv each extra lives in (.ci/run and .ci/extra-* create them)
 VENVS = {
@@ -35,8 +36,13 @@ def row_file(task: str, algorithm: str, minutes: float, seed: int) -> Path:
 
 
 def row_command(task: str, algorithm: str, minutes: float, seed: int, workers: int) -> list[str]:
-    """The command of one row, run from the repository's root."""
-    python = f"{VENVS[ALGORITHMS[algorithm].extra]}/bin/python"
+    """The command of one row, run from the repository's root. Small-set rows of the core
+    engines run in the openspiel venv too (it holds the train extra): their rows then
+    record the exact NashConv."""
+    extra = ALGORITHMS[algorithm].extra
+    if get_task(task).max_pip != 6 and extra == "train":
+        extra = "openspiel"
+    python = f"{VENVS[extra]}/bin/python"
     cmd = [python, "-m", "block_env.benchmark", "train", algorithm, "--task", task]
     cmd += ["--minutes", f"{minutes:g}", "--seed", str(seed), "--workers", str(workers)]
     if algorithm in RANKED:

@@ -169,3 +169,5 @@ def test_the_row_commands_name_their_venv_and_file(tmp_path) -> None:
     assert cmd[3:5] == ["train", "rllib-ppo"] and cmd[cmd.index("--minutes") + 1] == "10"
     ppo = leaderboard_rows.row_command("block-2p-v1", "ppo", 30.0, 0, workers=2)
     assert ppo[0] == ".venv/bin/python" and ppo[ppo.index("--nproc") + 1] == "2"
+    small = leaderboard_rows.row_command("block-d3-2p-v1", "ppo", 2.0, 0, workers=2)
+    assert small[0] == ".venv-openspiel/bin/python"  # its row records the exact NashConv
