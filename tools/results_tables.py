@@ -142,8 +142,13 @@ def recorded(kind: str, data: dict[str, Any]) -> dict[str, str]:
     """What a result file itself records, spelt as in the manifest's columns: ``labels``
     (the agents' names in the file, ``;``-separated) and, where the file has them,
     ``players``, ``seed`` and ``hands``. ``kind`` is the manifest's: evaluate, ladder,
-    crossplay, training, nashconv, scaling, benchmark or exploit."""
-    if kind == "crossplay":
+    crossplay, leaderboard, training, nashconv, scaling, benchmark or exploit."""
+    if kind == "leaderboard":
+        from block_env.benchmark.tasks import get_task
+
+        out = {"labels": [data["algorithm"]["name"]], "seed": data["seed"]}
+        out["players"] = get_task(data["task"]["id"]).num_players
+    elif kind == "crossplay":
         out = {"labels": data["agents"], "players": 4, "seed": data["config"]["seed"]}
         out["hands"] = data["hands_per_pair"]
     elif kind in ("evaluate", "ladder"):
@@ -720,6 +725,7 @@ HIGHEST_DOUBLE = [  # label, file (the lone seat or the team first)
     ("a PIMC-20 vs two block-3p", ev(3, "pimc-20", F3, 45000000, 4002)),
     ("block-4p vs three PIMC-20", ev(4, F4, "pimc-20", 46000000, 4000)),
     ("a PIMC-20 vs three block-4p", ev(4, "pimc-20", F4, 46000000, 4000)),
+    ("two block-partnership vs two PIMC-20", ev(4, BP, "pimc-20", 52000000, 4000)),
 ]
 MATCHES = [  # label, file, the share a seat would win by chance
     (
