@@ -621,6 +621,31 @@ def exploit_full() -> str:
     return table([*head, "held-out hands"], ["---", "---", "---", "---", "---:"], rows)
 
 
+def leaderboard_small(task: str) -> str:
+    """docs/benchmark.md: the leaderboard rows of a small-set task, by exact NashConv."""
+    from block_env.benchmark.leaderboard import aggregate, load_rows
+
+    entries = aggregate(load_rows([RESULTS / "leaderboard" / task]))
+    rows = []
+    for e in entries:
+        nc, margin_ = e["nash_conv"], e["margin"]
+        rows.append(
+            [
+                f"`{e['algorithm']}`",
+                f"{e['budget_min']:g} min",
+                str(len(e["seeds"])),
+                f"{e['env_steps']:,.0f}",
+                f"{e['train_min']:.1f}",
+                f"{nc[0]:.3f}" + ("" if math.isnan(nc[1]) else f" [{nc[1]:.3f}, {nc[2]:.3f}]"),
+                ", ".join(f"{x:.3f}" for x in e["nash_conv_per_seed"]),
+                "-" if margin_ is None else signed(margin_[0]),
+            ]
+        )
+    head = ["algorithm", "budget", "seeds", "steps (mean)", "minutes (mean)"]
+    head += ["NashConv, IQM [95% CI]", "NashConv per seed", "vs rules, IQM"]
+    return table(head, ["---", "---", "---:", "---:", "---:", "---", "---", "---"], rows)
+
+
 def strength_partnership() -> str:
     """docs/strength.md: block-partnership with a copy of itself and with a rule-bot partner."""
     rows = [
@@ -866,6 +891,7 @@ TABLES: dict[str, Callable[[], str]] = {
     "benchmark-exploit-d3": benchmark_exploit_d3,
     "benchmark-2p": benchmark_2p,
     "benchmark-exploit-full": exploit_full,
+    "leaderboard-d3": lambda: leaderboard_small("block-d3-2p-v1"),
 }
 
 # ------------------------------------------------------------------ the pages

@@ -62,7 +62,9 @@ def run_row(
     trained = algo.train(task, float(minutes), seed, Path(run_dir), nproc)
     score, exact = None, trained.nash_conv
     if trained.agent is not None:
-        score = benchmark(trained.agent, task, hands=hands, workers=workers, progress=progress)
+        score = benchmark(
+            trained.agent, task, hands, workers, progress, command=command or " ".join(sys.argv)
+        )
         if task.max_pip != 6:
             exact = exact_nash_conv(trained.agent, task)
     return {
@@ -197,6 +199,7 @@ def aggregate(rows: list[dict[str, Any]], opponent: str = "rules") -> list[dict[
                 "elo_per_seed": elos,
                 "margin": bootstrap_iqm(margins) if margins else None,
                 "nash_conv": bootstrap_iqm(exact) if exact else None,
+                "nash_conv_per_seed": exact,
                 "opponent": opponent,
                 "env_steps": float(np.mean([r["env_steps"] for r in group])),
                 "train_min": float(np.mean([r["train_wall_s"] for r in group]) / 60),

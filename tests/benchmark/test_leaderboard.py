@@ -98,6 +98,7 @@ def test_a_row_trains_for_its_budget_and_is_scored_on_the_held_out_deals(ppo_row
     )
     assert {r["opponent"] for r in score["rows"]} >= {"random", "greedy", "rules"}
     assert all(r["hands"] == 200 for r in score["rows"])
+    assert score["command"] == row["command"] == "test"
     json.dumps(row)  # JSON-ready as it is
 
 
