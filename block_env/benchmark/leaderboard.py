@@ -58,13 +58,12 @@ def run_row(
     if nproc < 1 or workers < 1:
         raise SetupError(f"nproc={nproc}, workers={workers}: use integers >= 1")
     run_dir = default_run_dir(task, algorithm, minutes, seed) if run_dir is None else run_dir
+    command = command or " ".join(sys.argv)
     start = time.perf_counter()
     trained = algo.train(task, float(minutes), seed, Path(run_dir), nproc)
     score, exact = None, trained.nash_conv
     if trained.agent is not None:
-        score = benchmark(
-            trained.agent, task, hands, workers, progress, command=command or " ".join(sys.argv)
-        )
+        score = benchmark(trained.agent, task, hands, workers, progress, command=command)
         if task.max_pip != 6:
             exact = exact_nash_conv(trained.agent, task)
     return {
@@ -87,7 +86,7 @@ def run_row(
         "nash_conv": exact,
         "machine": machine_info(),
         "wall_s": time.perf_counter() - start,
-        "command": command or " ".join(sys.argv),
+        "command": command,
     }
 
 
