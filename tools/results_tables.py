@@ -751,6 +751,14 @@ HIGHEST_DOUBLE = [  # label, file (the lone seat or the team first)
     ("block-4p vs three PIMC-20", ev(4, F4, "pimc-20", 46000000, 4000)),
     ("a PIMC-20 vs three block-4p", ev(4, "pimc-20", F4, 46000000, 4000)),
     ("two block-partnership vs two PIMC-20", ev(4, BP, "pimc-20", 52000000, 4000)),
+    (
+        "two partnership_hd (fine-tuned for this opening, not shipped) vs two PIMC-20",
+        ev(4, "partnership_hd@286b0be2", "pimc-20", 54000000, 4000),
+    ),
+    (
+        "two block-partnership vs two PIMC-20, the same deals",
+        ev(4, BP, "pimc-20", 54000000, 4000),
+    ),
 ]
 MATCHES = [  # label, file, the share a seat would win by chance
     (
