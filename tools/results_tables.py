@@ -599,6 +599,7 @@ def benchmark_2p() -> str:
 EXPLOIT_FULL = [  # label, file
     ("rules", "exploit/block-2p-v1/rules_steps30000000.json"),
     ("block-2p-plain", "exploit/block-2p-v1/block-2p-plain@7779b4d6_steps30000000.json"),
+    ("block-2p", "exploit/block-2p-v1/block-2p@82065c70_steps30000000.json"),
 ]
 
 
