@@ -597,6 +597,8 @@ def benchmark_2p() -> str:
 
 
 EXPLOIT_FULL = [  # label, file
+    ("random", "exploit/block-2p-v1/random_steps30000000.json"),
+    ("greedy", "exploit/block-2p-v1/greedy_steps30000000.json"),
     ("rules", "exploit/block-2p-v1/rules_steps30000000.json"),
     ("block-2p-plain", "exploit/block-2p-v1/block-2p-plain@7779b4d6_steps30000000.json"),
     ("block-2p", "exploit/block-2p-v1/block-2p@82065c70_steps30000000.json"),
