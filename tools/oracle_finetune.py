@@ -1,0 +1,96 @@
+"""Regress a policy's logits on exact perfect-information action values.
+
+Reads the decisions of ``tools/oracle_dataset.py`` and trains the actor so that, on each
+observation, its logits minus their mean over the legal moves match the solver's values
+minus theirs, divided by ``--temperature`` (points). The greedy move is then the move of
+highest expected value under the deals behind that observation; the sampled policy is the
+Boltzmann policy over those values. Reports, on a held-out tenth of the hands, the mean
+regret (points the greedy move loses against the best move of the true deal) before and
+after.
+
+    python tools/oracle_finetune.py runs/oracle/partnership.npz --init block-partnership \
+        --out runs/oracle/partnership_oracle.pt
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from agents.policy_files import read_policy_file, save_policy
+
+
+def centred(x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """``x`` minus its mean over the legal entries, 0 on the illegal ones."""
+    x = torch.where(mask, x, torch.zeros_like(x))
+    mean = x.sum(1, keepdim=True) / mask.sum(1, keepdim=True)
+    return torch.where(mask, x - mean, torch.zeros_like(x))
+
+
+@torch.no_grad()
+def regret(model, obs, mask, values) -> float:
+    """Mean points the greedy move gives up against the true deal's best move."""
+    logits = model.logits(obs).masked_fill(~mask, -1e30)
+    pick = logits.argmax(1)
+    best = values.masked_fill(~mask, -1e30).max(1).values
+    got = values.gather(1, pick[:, None])[:, 0]
+    return float((best - got).mean())
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("data", type=Path, nargs="+")
+    p.add_argument("--init", default="block-partnership")
+    p.add_argument("--out", type=Path, required=True)
+    p.add_argument("--temperature", type=float, default=2.0)
+    p.add_argument("--epochs", type=int, default=20)
+    p.add_argument("--lr", type=float, default=3e-4)
+    p.add_argument("--batch", type=int, default=1024)
+    p.add_argument("--seed", type=int, default=0)
+    a = p.parse_args()
+    torch.manual_seed(a.seed)
+    parts = [np.load(f) for f in a.data]
+    obs = torch.from_numpy(np.concatenate([d["obs"] for d in parts]))
+    mask = torch.from_numpy(np.concatenate([d["mask"] for d in parts]))
+    values = torch.from_numpy(np.nan_to_num(np.concatenate([d["values"] for d in parts])))
+    n = len(obs)
+    held = torch.zeros(n, dtype=torch.bool)
+    held[int(0.9 * n) :] = True  # the last hands (contiguous seeds) are the held-out tenth
+    train_idx = torch.nonzero(~held)[:, 0]
+    pf = read_policy_file(a.init)
+    model = pf.model
+    target = centred(values, mask) / a.temperature
+    v = (obs[held], mask[held], values[held])
+    print(f"{n} decisions ({int(held.sum())} held out); regret before {regret(model, *v):.3f}")
+    if all("compare_action" in d for d in parts):
+        pick = torch.from_numpy(np.concatenate([d["compare_action"] for d in parts]))[held]
+        best = v[2].masked_fill(~v[1], -1e30).max(1).values
+        got = v[2].gather(1, pick[:, None])[:, 0]
+        print(f"the compared agent's held-out regret: {float((best - got).mean()):.3f}")
+    opt = torch.optim.Adam(model.actor_body.parameters(), lr=a.lr)
+    opt.add_param_group({"params": model.policy_head.parameters()})
+    for epoch in range(a.epochs):
+        perm = train_idx[torch.randperm(len(train_idx))]
+        total = 0.0
+        for i in range(0, len(perm), a.batch):
+            b = perm[i : i + a.batch]
+            out = centred(model.logits(obs[b]), mask[b])
+            loss = ((out - target[b]) ** 2).sum(1).div(mask[b].sum(1)).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            total += loss.item() * len(b)
+        print(
+            f"epoch {epoch + 1}: loss {total / len(perm):.4f}, held-out regret "
+            f"{regret(model, *v):.3f}",
+            flush=True,
+        )
+    save_policy(a.out, model, meta={"oracle_data": [str(f) for f in a.data]}, game=pf.game)
+    print(f"-> {a.out}")
+
+
+if __name__ == "__main__":
+    main()
