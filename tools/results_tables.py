@@ -809,6 +809,11 @@ MATCHES = [  # label, file, the share a seat would win by chance
         "4p/block-4p@34e65c11_vs_pimc-20_seed49000000_1000m.json",
         "25%",
     ),
+    (
+        "two block-partnership vs two PIMC-20 (to 100)",
+        "4p/block-partnership@0f2fe29b_vs_pimc-20_seed59000000_1000m.json",
+        "50%",
+    ),
 ]
 
 
