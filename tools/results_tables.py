@@ -602,11 +602,14 @@ EXPLOIT_FULL = [  # label, file
     ("rules", "exploit/block-2p-v1/rules_steps30000000.json"),
     ("block-2p-plain", "exploit/block-2p-v1/block-2p-plain@7779b4d6_steps30000000.json"),
     ("block-2p", "exploit/block-2p-v1/block-2p@82065c70_steps30000000.json"),
+    ("rules", "exploit/block-3p-v1/rules_steps30000000.json"),
+    ("rules", "exploit/block-4p-v1/rules_steps30000000.json"),
+    ("rules", "exploit/block-partnership-v1/rules_steps30000000.json"),
 ]
 
 
 def exploit_full() -> str:
-    """docs/benchmark.md: lower bounds on exploitability on the full 2-player task."""
+    """docs/benchmark.md: lower bounds on exploitability on the full tasks."""
     rows = []
     for label, name in EXPLOIT_FULL:
         d = load(name)
