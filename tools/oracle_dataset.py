@@ -3,7 +3,9 @@
 Each worker plays whole partnership hands (one hand each, rotating lead) with a policy in
 all four seats, sampling its moves (``--greedy`` plays the argmax), and at every decision
 with more than one legal move stores the seat's observation vector, its action mask and
-the solver's exact value of each legal move for the true deal (``agents.solver``).
+the solver's exact value of each legal move for the true deal (``agents.solver``);
+``--compare AGENT`` also stores the move that agent would make there (an agent spec, as for
+``evaluate``), to measure its regret on the same decisions.
 
 A network regressed on those values learns, for each observation, the expected
 perfect-information value of each move under the deals that reach that observation: PIMC
@@ -91,10 +93,13 @@ def main() -> None:
         "reported beside the policy's by oracle_finetune.py)",
     )
     a = p.parse_args()
-    per = -(-a.hands // a.workers)
+    if a.hands < a.workers or a.workers < 1:
+        p.error(f"--hands {a.hands} --workers {a.workers}: give 1 <= workers <= hands")
+    sizes = [a.hands // a.workers + (w < a.hands % a.workers) for w in range(a.workers)]
+    firsts = [a.seed + sum(sizes[:w]) for w in range(a.workers)]
     jobs = [
-        (a.policy, a.seed + w * per, min(per, a.hands - w * per), a.greedy, w, a.compare)
-        for w in range(a.workers)
+        (a.policy, first, size, a.greedy, w, a.compare)
+        for w, (first, size) in enumerate(zip(firsts, sizes, strict=True))
     ]
     with get_context("spawn").Pool(a.workers) as pool:
         parts = pool.map(_label_hands, jobs)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -30,14 +31,17 @@ def centred(x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     return torch.where(mask, x - mean, torch.zeros_like(x))
 
 
-@torch.no_grad()
-def regret(model, obs, mask, values) -> float:
-    """Mean points the greedy move gives up against the true deal's best move."""
-    logits = model.logits(obs).masked_fill(~mask, -1e30)
-    pick = logits.argmax(1)
+def regret_of(pick: torch.Tensor, mask: torch.Tensor, values: torch.Tensor) -> float:
+    """Mean points the moves ``pick`` give up against the true deal's best legal move."""
     best = values.masked_fill(~mask, -1e30).max(1).values
     got = values.gather(1, pick[:, None])[:, 0]
     return float((best - got).mean())
+
+
+@torch.no_grad()
+def regret(model: Any, obs: torch.Tensor, mask: torch.Tensor, values: torch.Tensor) -> float:
+    """``regret_of`` the model's greedy moves."""
+    return regret_of(model.logits(obs).masked_fill(~mask, -1e30).argmax(1), mask, values)
 
 
 def main() -> None:
@@ -51,6 +55,8 @@ def main() -> None:
     p.add_argument("--batch", type=int, default=1024)
     p.add_argument("--seed", type=int, default=0)
     a = p.parse_args()
+    if a.temperature <= 0 or a.epochs < 0 or a.lr <= 0 or a.batch < 1:
+        p.error("--temperature and --lr must be > 0, --epochs >= 0 and --batch >= 1")
     torch.manual_seed(a.seed)
     parts = [np.load(f) for f in a.data]
     obs = torch.from_numpy(np.concatenate([d["obs"] for d in parts]))
@@ -67,9 +73,7 @@ def main() -> None:
     print(f"{n} decisions ({int(held.sum())} held out); regret before {regret(model, *v):.3f}")
     if all("compare_action" in d for d in parts):
         pick = torch.from_numpy(np.concatenate([d["compare_action"] for d in parts]))[held]
-        best = v[2].masked_fill(~v[1], -1e30).max(1).values
-        got = v[2].gather(1, pick[:, None])[:, 0]
-        print(f"the compared agent's held-out regret: {float((best - got).mean()):.3f}")
+        print(f"the compared agent's held-out regret: {regret_of(pick, v[1], v[2]):.3f}")
     opt = torch.optim.Adam(model.actor_body.parameters(), lr=a.lr)
     opt.add_param_group({"params": model.policy_head.parameters()})
     for epoch in range(a.epochs):
