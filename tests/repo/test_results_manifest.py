@@ -70,12 +70,13 @@ def test_evaluation_files_are_named_by_agents_seed_and_hands_or_matches() -> Non
     for row in MANIFEST:
         if row["kind"] != "evaluate":
             continue
-        a, b = row["agents"].split(";")
+        agents = row["agents"].split(";")
+        assert len(agents) >= 2, row["file"]
         data = _json(row)
         count = (
             f"{data['matches']}m" if data["config"]["episode"] == "match" else f"{row['hands']}h"
         )
-        name = f"{row['players']}p/{a}_vs_{b}_seed{row['seed']}_{count}.json"
+        name = f"{row['players']}p/{'_vs_'.join(agents)}_seed{row['seed']}_{count}.json"
         assert row["file"] == name
         assert row["lineup"] == " ".join(map(str, _json(row)["lineup"]))
 
