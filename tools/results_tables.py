@@ -606,6 +606,25 @@ EXPLOIT_FULL = [  # label, file
     ("rules", "exploit/block-4p-v1/rules_steps30000000.json"),
     ("rules", "exploit/block-partnership-v1/rules_steps30000000.json"),
 ]
+for _task, _agents in [
+    ("block-2p", ["block-2p-plain", "block-2p"]),
+    ("block-3p", ["random", "greedy", "rules", "block-3p"]),
+    ("block-4p", ["random", "greedy", "rules", "block-4p"]),
+    ("block-partnership", ["random", "greedy", "rules", "block-partnership"]),
+]:
+    for _agent in _agents:
+        _init = _agent if _agent.startswith("block-2p") else _task
+        EXPLOIT_FULL.append(
+            (_agent, f"exploit/{_task}-v1/{_agent}_from-{_init}_steps30000000.json")
+        )
+
+
+def _responder_start(data: dict) -> str:
+    """Where an exploit run's responder started: a shipped network, or the rule bot's moves."""
+    for arg in data.get("train_args", []):
+        if arg.startswith("init_policy="):
+            return f"{arg.split('=', 1)[1]} network"
+    return "rule bot (teacher)"
 
 
 def exploit_full() -> str:
@@ -618,13 +637,15 @@ def exploit_full() -> str:
             [
                 label,
                 d["task"]["id"],
+                _responder_start(d),
                 f"{d['steps'] / 1e6:.0f}M, {d['train_wall_s'] / 60:.1f} min",
                 ci(d["exploitability_lower_bound"], lo, hi),
                 f"{d['hands']:,}",
             ]
         )
-    head = ["agent", "task", "best response's training", "lower bound, points per hand [95% CI]"]
-    return table([*head, "held-out hands"], ["---", "---", "---", "---", "---:"], rows)
+    head = ["agent", "task", "responder starts from", "best response's training"]
+    head += ["lower bound, points per hand [95% CI]", "held-out hands"]
+    return table(head, ["---"] * 5 + ["---:"], rows)
 
 
 def leaderboard_small(task: str) -> str:
