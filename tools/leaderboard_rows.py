@@ -1,6 +1,7 @@
 """The leaderboard's row commands, one per (algorithm, budget, seed), each with the Python of
-the venv its extra needs; rows whose JSON file exists are left out. ``--run`` runs them one
-after another (one heavy job at a time on a small machine).
+the venv its extra needs; rows whose JSON file exists are left out, and so are the algorithms
+that walk the whole game tree (CFR+) on full-game tasks. ``--run`` runs them one after another
+(one heavy job at a time on a small machine).
 
     python tools/leaderboard_rows.py --task block-2p-v1 --minutes 10 30 --seeds 0 1 2
     python tools/leaderboard_rows.py --task block-2p-v1 --minutes 10 --seeds 0 --run
@@ -50,6 +51,22 @@ def row_command(task: str, algorithm: str, minutes: float, seed: int, workers: i
     return [*cmd, "--no-progress", "--json", str(row_file(task, algorithm, minutes, seed))]
 
 
+def missing_rows(
+    task: str, minutes: list[float], seeds: list[int], algorithms: list[str], workers: int
+) -> list[list[str]]:
+    """The commands of the rows not yet on disk, budget by budget; tree-walking algorithms
+    only on small-set tasks."""
+    full_game = get_task(task).max_pip == 6
+    algorithms = [a for a in algorithms if not (full_game and ALGORITHMS[a].small_sets_only)]
+    return [
+        row_command(task, a, m, s, workers)
+        for m in minutes
+        for a in algorithms
+        for s in seeds
+        if not (ROOT / row_file(task, a, m, s)).exists()
+    ]
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--task", default="block-2p-v1")
@@ -59,13 +76,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--workers", type=int, default=2, help="processes scoring each row")
     p.add_argument("--run", action="store_true", help="run the commands, one at a time")
     args = p.parse_args(argv)
-    todo = [
-        row_command(args.task, a, m, s, args.workers)
-        for m in args.minutes
-        for a in args.algorithms
-        for s in args.seeds
-        if not (ROOT / row_file(args.task, a, m, s)).exists()
-    ]
+    todo = missing_rows(args.task, args.minutes, args.seeds, args.algorithms, args.workers)
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     for cmd in todo:
         print(shlex.join(cmd), flush=True)

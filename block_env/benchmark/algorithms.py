@@ -50,6 +50,7 @@ class Algorithm:
     steps_counted: str
     recipe: str
     train: Callable[[Task, float, int, Path, int], Trained]
+    small_sets_only: bool = False  # it walks the whole game tree: no full-game row
 
 
 def game_overrides(task: Task) -> list[str]:
@@ -226,6 +227,7 @@ ALGORITHMS: dict[str, Algorithm] = {
             "OpenSpiel's CFR+ on python_block_env (small sets only); its average policy is "
             "judged by its exact NashConv, not played",
             _openspiel_cfr_plus,
+            small_sets_only=True,
         ),
     )
 }

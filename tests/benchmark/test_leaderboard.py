@@ -172,3 +172,12 @@ def test_the_row_commands_name_their_venv_and_file(tmp_path) -> None:
     assert ppo[0] == ".venv/bin/python" and ppo[ppo.index("--nproc") + 1] == "2"
     small = leaderboard_rows.row_command("block-d3-2p-v1", "ppo", 2.0, 0, workers=2)
     assert small[0] == ".venv-openspiel/bin/python"  # its row records the exact NashConv
+    full = {
+        c[4]
+        for c in leaderboard_rows.missing_rows(
+            "block-2p-v1", [7.0], [9], ["ppo", "openspiel-cfr-plus"], 2
+        )
+    }
+    assert full == {"ppo"}  # CFR+ walks the whole tree: small sets only
+    tiny = leaderboard_rows.missing_rows("block-d3-2p-v1", [7.0], [9], ["openspiel-cfr-plus"], 2)
+    assert [c[4] for c in tiny] == ["openspiel-cfr-plus"]
