@@ -673,6 +673,38 @@ def leaderboard_small(task: str) -> str:
     return table(head, ["---", "---", "---:", "---:", "---:", "---", "---", "---"], rows)
 
 
+def leaderboard_full(task: str) -> str:
+    """docs/benchmark.md: the leaderboard rows of a full-game task, by Elo on its ladder; each
+    seed's rating with its CI over deals beside the IQM over seeds."""
+    from block_env.benchmark.leaderboard import aggregate, load_rows
+
+    files = load_rows([RESULTS / "leaderboard" / task])
+    per_seed: dict[tuple[str, float], list[str]] = {}
+    for r in sorted(files, key=lambda r: r["seed"]):
+        e = r["score"]["elo"]
+        cell = f"{e['mean']:+.0f} [{e['lo']:+.0f}, {e['hi']:+.0f}]"
+        per_seed.setdefault((r["algorithm"]["name"], r["budget_min"]), []).append(cell)
+    rows = []
+    for e in aggregate(files):
+        elo, margin_ = e["elo"], e["margin"]
+        iqm_ci = "" if math.isnan(elo[1]) else f" [{elo[1]:+.0f}, {elo[2]:+.0f}]"
+        rows.append(
+            [
+                f"`{e['algorithm']}`",
+                f"{e['budget_min']:g} min",
+                str(len(e["seeds"])),
+                f"{e['env_steps']:,.0f}",
+                f"{e['train_min']:.1f}",
+                f"{elo[0]:+.0f}{iqm_ci}",
+                ", ".join(per_seed[e["algorithm"], e["budget_min"]]),
+                "-" if margin_ is None else signed(margin_[0]),
+            ]
+        )
+    head = ["algorithm", "budget", "seeds", "steps (mean)", "minutes (mean)"]
+    head += ["Elo, IQM [95% CI over seeds]", "Elo per seed [95% CI over deals]", "vs rules, IQM"]
+    return table(head, ["---", "---", "---:", "---:", "---:", "---", "---", "---"], rows)
+
+
 def strength_partnership() -> str:
     """docs/strength.md: block-partnership with a copy of itself and with a rule-bot partner."""
     rows = [
@@ -932,6 +964,7 @@ TABLES: dict[str, Callable[[], str]] = {
     "benchmark-2p": benchmark_2p,
     "benchmark-exploit-full": exploit_full,
     "leaderboard-d3": lambda: leaderboard_small("block-d3-2p-v1"),
+    "leaderboard-2p": lambda: leaderboard_full("block-2p-v1"),
 }
 
 # ------------------------------------------------------------------ the pages
