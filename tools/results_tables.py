@@ -648,29 +648,39 @@ def exploit_full() -> str:
     return table(head, ["---"] * 5 + ["---:"], rows)
 
 
+LEADERBOARD_HEAD = ["algorithm", "budget", "seeds", "steps (mean)", "minutes (mean)"]
+LEADERBOARD_ALIGN = ["---", "---", "---:", "---:", "---:", "---", "---", "---"]
+
+
+def leaderboard_cells(entry: dict[str, Any], strength: str, per_seed: str) -> list[str]:
+    """One leaderboard entry's cells: what it is and its budget, then the two strength cells
+    given, then its IQM margin against the rule bot."""
+    margin_ = entry["margin"]
+    return [
+        f"`{entry['algorithm']}`",
+        f"{entry['budget_min']:g} min",
+        str(len(entry["seeds"])),
+        f"{entry['env_steps']:,.0f}",
+        f"{entry['train_min']:.1f}",
+        strength,
+        per_seed,
+        "-" if margin_ is None else signed(margin_[0]),
+    ]
+
+
 def leaderboard_small(task: str) -> str:
     """docs/benchmark.md: the leaderboard rows of a small-set task, by exact NashConv."""
     from block_env.benchmark.leaderboard import aggregate, load_rows
 
-    entries = aggregate(load_rows([RESULTS / "leaderboard" / task]))
     rows = []
-    for e in entries:
-        nc, margin_ = e["nash_conv"], e["margin"]
+    for e in aggregate(load_rows([RESULTS / "leaderboard" / task])):
+        nc = e["nash_conv"]
+        iqm = f"{nc[0]:.3f}" + ("" if math.isnan(nc[1]) else f" [{nc[1]:.3f}, {nc[2]:.3f}]")
         rows.append(
-            [
-                f"`{e['algorithm']}`",
-                f"{e['budget_min']:g} min",
-                str(len(e["seeds"])),
-                f"{e['env_steps']:,.0f}",
-                f"{e['train_min']:.1f}",
-                f"{nc[0]:.3f}" + ("" if math.isnan(nc[1]) else f" [{nc[1]:.3f}, {nc[2]:.3f}]"),
-                ", ".join(f"{x:.3f}" for x in e["nash_conv_per_seed"]),
-                "-" if margin_ is None else signed(margin_[0]),
-            ]
+            leaderboard_cells(e, iqm, ", ".join(f"{x:.3f}" for x in e["nash_conv_per_seed"]))
         )
-    head = ["algorithm", "budget", "seeds", "steps (mean)", "minutes (mean)"]
-    head += ["NashConv, IQM [95% CI]", "NashConv per seed", "vs rules, IQM"]
-    return table(head, ["---", "---", "---:", "---:", "---:", "---", "---", "---"], rows)
+    head = [*LEADERBOARD_HEAD, "NashConv, IQM [95% CI]", "NashConv per seed", "vs rules, IQM"]
+    return table(head, LEADERBOARD_ALIGN, rows)
 
 
 def leaderboard_full(task: str) -> str:
@@ -686,23 +696,11 @@ def leaderboard_full(task: str) -> str:
         per_seed.setdefault((r["algorithm"]["name"], r["budget_min"]), []).append(cell)
     rows = []
     for e in aggregate(files):
-        elo, margin_ = e["elo"], e["margin"]
-        iqm_ci = "" if math.isnan(elo[1]) else f" [{elo[1]:+.0f}, {elo[2]:+.0f}]"
-        rows.append(
-            [
-                f"`{e['algorithm']}`",
-                f"{e['budget_min']:g} min",
-                str(len(e["seeds"])),
-                f"{e['env_steps']:,.0f}",
-                f"{e['train_min']:.1f}",
-                f"{elo[0]:+.0f}{iqm_ci}",
-                ", ".join(per_seed[e["algorithm"], e["budget_min"]]),
-                "-" if margin_ is None else signed(margin_[0]),
-            ]
-        )
-    head = ["algorithm", "budget", "seeds", "steps (mean)", "minutes (mean)"]
-    head += ["Elo, IQM [95% CI over seeds]", "Elo per seed [95% CI over deals]", "vs rules, IQM"]
-    return table(head, ["---", "---", "---:", "---:", "---:", "---", "---", "---"], rows)
+        elo = e["elo"]
+        iqm = f"{elo[0]:+.0f}" + ("" if math.isnan(elo[1]) else f" [{elo[1]:+.0f}, {elo[2]:+.0f}]")
+        rows.append(leaderboard_cells(e, iqm, ", ".join(per_seed[e["algorithm"], e["budget_min"]])))
+    head = [*LEADERBOARD_HEAD, "Elo, IQM [95% CI over seeds]", "Elo per seed [95% CI over deals]"]
+    return table([*head, "vs rules, IQM"], LEADERBOARD_ALIGN, rows)
 
 
 def strength_partnership() -> str:
