@@ -24,8 +24,7 @@ from typing import Any
 
 from block_env.agent_specs import SetupError
 from block_env.benchmark.tasks import Task
-
-STEP_LIMIT = 10**12  # the budget is the wall clock: no step limit is reached first
+from block_env.training.config import NO_STEP_LIMIT  # the budget is the wall clock
 
 
 @dataclass(frozen=True)
@@ -73,7 +72,7 @@ def _train_py(algo: str, extra: list[str]) -> Callable[[Task, float, int, Path, 
             f"algo={algo}",
             f"seed={seed}",
             f"time_limit_min={minutes}",
-            f"total_steps={STEP_LIMIT}",
+            f"total_steps={NO_STEP_LIMIT}",
             f"run_dir={run_dir}",
             "name=leaderboard",
             "keep_best=false",  # the weights at the end of the budget

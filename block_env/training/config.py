@@ -23,6 +23,8 @@ BASELINES = ("random", "greedy", "rules")
 ALGOS = ("ppo", "sb3", "rllib")
 NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 SEED_LIMIT = 2**32
+# A step total no run reaches: a run with it and a time limit stops on the clock alone.
+NO_STEP_LIMIT = 10**12
 
 
 @dataclass
@@ -354,6 +356,11 @@ def validate(cfg: TrainConfig) -> TrainConfig:
     )
     for key in ("ent_coef", "vf_coef", "target_kl", "time_limit_min", "teacher_coef"):
         need(getattr(cfg, key) >= 0, key, "use a number >= 0")
+    need(
+        cfg.total_steps < NO_STEP_LIMIT or cfg.time_limit_min > 0,
+        "total_steps",
+        f"{NO_STEP_LIMIT:.0e} or more never ends: set time_limit_min too, or fewer steps",
+    )
     need(0 <= cfg.gamma <= 1, "gamma", "use a number in [0, 1]")
     need(0 <= cfg.gae_lambda <= 1, "gae_lambda", "use a number in [0, 1]")
     need(bool(cfg.hidden) and all(h >= 1 for h in cfg.hidden), "hidden", "use positive ints")

@@ -22,7 +22,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from block_env.training.config import RESUMABLE, TrainConfig, run_dir_of
+from block_env.training.config import NO_STEP_LIMIT, RESUMABLE, TrainConfig, run_dir_of
 from block_env.training.errors import (
     BadCheckpoint,
     ConfigError,
@@ -358,11 +358,16 @@ def tensorboard_of(out: Path, purge_step: int | None = None) -> Any:
 
 
 def bar_of(cfg: TrainConfig, initial: int, total: int | None = None) -> Any:
-    """A tqdm progress bar over environment steps (rate and ETA), None without progress."""
+    """A tqdm progress bar over environment steps (rate and ETA), None without progress.
+    A run that stops on the clock alone (``NO_STEP_LIMIT``) gets steps, rate and elapsed
+    time against its budget, since an ETA towards the placeholder total would mean nothing."""
     if not cfg.progress:
         return None
     from tqdm import tqdm
 
+    if total is None and cfg.total_steps >= NO_STEP_LIMIT:
+        desc = f"{cfg.time_limit_min:g}-min budget"
+        return tqdm(initial=initial, desc=desc, unit="step", unit_scale=True, dynamic_ncols=True)
     if total is None:
         per_update = cfg.num_envs * cfg.rollout_steps
         total = math.ceil(cfg.total_steps / per_update) * per_update

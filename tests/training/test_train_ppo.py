@@ -20,6 +20,7 @@ import train  # noqa: E402
 from agents.network import ActorCritic, NetConfig, mask_logits, sample_actions  # noqa: E402
 from block_env.training import rollout  # noqa: E402
 from block_env.training.config import TrainConfig, load_config  # noqa: E402
+from block_env.training.errors import ConfigError  # noqa: E402
 
 SMOKE = ROOT / "configs" / "smoke.yaml"
 
@@ -291,3 +292,17 @@ def test_progress_bar_shows_rate_and_eta_and_the_log_is_strict_json(
     assert [r["update"] for r in records] == [1, 2]
     for r in records:
         assert {"env_steps", "wall", "pg", "vf", "ent", "kl", "points_per_hand"} <= set(r)
+
+
+def test_a_run_on_the_clock_alone_shows_its_budget_instead_of_a_meaningless_eta(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    from block_env.training.config import NO_STEP_LIMIT
+
+    overrides = ("progress=true", f"total_steps={NO_STEP_LIMIT}", "time_limit_min=0.0001")
+    train.train(smoke(tmp_path, *overrides))
+    bar_lines = [line for line in capsys.readouterr().err.split("\r") if "budget" in line]
+    assert bar_lines and all("0.0001-min budget" in line for line in bar_lines)
+    assert "step/s" in bar_lines[-1] and "<" not in bar_lines[-1]  # rate, no ETA
+    with pytest.raises(ConfigError, match="time_limit_min"):  # that total alone never ends
+        smoke(tmp_path, f"total_steps={NO_STEP_LIMIT}")
