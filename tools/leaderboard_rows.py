@@ -1,15 +1,19 @@
 """The leaderboard's row commands, one per (algorithm, budget, seed), each with the Python of
 the venv its extra needs; rows whose JSON file exists are left out, and so are the algorithms
 that walk the whole game tree (CFR+) on full-game tasks. ``--run`` runs them one after another
-(one heavy job at a time on a small machine).
+(one heavy job at a time on a small machine). ``--manifest COMMIT`` then lists the task's
+new row files in ``docs/results/manifest.csv``, COMMIT being the code that ran them.
 
     python tools/leaderboard_rows.py --task block-2p-v1 --minutes 10 30 --seeds 0 1 2
     python tools/leaderboard_rows.py --task block-2p-v1 --minutes 10 --seeds 0 --run
+    python tools/leaderboard_rows.py --task block-2p-v1 --manifest 59a740d
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
+import json
 import os
 import shlex
 import subprocess
@@ -30,6 +34,8 @@ VENVS = {
     "openspiel": ".venv-openspiel",
 }
 RANKED = {"ppo"}  # engines with data-parallel ranks: they get both cores
+RESULTS = ROOT / "docs" / "results"
+MANIFEST = RESULTS / "manifest.csv"
 
 
 def row_file(task: str, algorithm: str, minutes: float, seed: int) -> Path:
@@ -67,6 +73,37 @@ def missing_rows(
     ]
 
 
+def manifest_row(file: str, commit: str) -> dict[str, str]:
+    """The manifest's row for a leaderboard row file (``file`` relative to docs/results/),
+    read from what the file records; ``commit`` is the code that ran it."""
+    data = json.loads((RESULTS / file).read_text(encoding="utf-8"))
+    name = data["algorithm"]["name"]
+    note = f"leaderboard row: {name} trained from scratch for {data['budget_min']:g} minutes"
+    note += " of wall time, scored on the held-out deals"
+    if data["nash_conv"] is not None:
+        note += ", exact NashConv"
+    players = get_task(data["task"]["id"]).num_players
+    row = {"file": file, "kind": "leaderboard", "players": str(players), "agents": name}
+    row |= {"labels": name, "seed": str(data["seed"]), "command": data["command"]}
+    row |= {"commit": commit, "content_commit": commit, "rerun": "not re-run", "note": note}
+    return row
+
+
+def add_to_manifest(task: str, commit: str) -> list[str]:
+    """List the task's row files that the manifest lacks; returns their names."""
+    with open(MANIFEST, newline="", encoding="utf-8") as fh:
+        reader = csv.DictReader(fh)
+        columns, listed = list(reader.fieldnames or []), {row["file"] for row in reader}
+    files = sorted(
+        p.relative_to(RESULTS).as_posix() for p in (RESULTS / "leaderboard" / task).glob("*.json")
+    )
+    new = [f for f in files if f not in listed]
+    with open(MANIFEST, "a", newline="", encoding="utf-8") as fh:
+        writer = csv.DictWriter(fh, columns, restval="", lineterminator="\n")
+        writer.writerows(manifest_row(f, commit) for f in new)
+    return new
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--task", default="block-2p-v1")
@@ -75,7 +112,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--algorithms", nargs="+", default=list(ALGORITHMS), choices=list(ALGORITHMS))
     p.add_argument("--workers", type=int, default=2, help="processes scoring each row")
     p.add_argument("--run", action="store_true", help="run the commands, one at a time")
+    p.add_argument("--manifest", metavar="COMMIT", help="list new row files in the manifest")
     args = p.parse_args(argv)
+    if args.manifest:
+        for file in add_to_manifest(args.task, args.manifest):
+            print(f"listed {file}")
+        return 0
     todo = missing_rows(args.task, args.minutes, args.seeds, args.algorithms, args.workers)
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     for cmd in todo:

@@ -12,6 +12,8 @@ import shlex
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "docs" / "results"
 sys.path.insert(0, str(ROOT / "tools"))
@@ -159,6 +161,45 @@ def test_commands_name_the_files_that_were_evaluated() -> None:
             assert f"--matches {data['matches']}" in row["command"], row["file"]
         else:
             assert f"--hands {row['hands']}" in row["command"], row["file"]
+
+
+def test_leaderboard_rows_are_listed_as_the_row_tool_lists_them() -> None:
+    import leaderboard_rows
+
+    rows = [row for row in MANIFEST if row["kind"] == "leaderboard"]
+    assert rows
+    for row in rows:
+        made = leaderboard_rows.manifest_row(row["file"], row["commit"])
+        assert made == {k: v for k, v in row.items() if v}, row["file"]
+
+
+def test_the_row_tool_lists_only_the_files_the_manifest_lacks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import leaderboard_rows
+
+    lines = (RESULTS / "manifest.csv").read_text(encoding="utf-8").splitlines(keepends=True)
+    (dropped,) = [
+        i
+        for i, line in enumerate(lines)
+        if line.startswith("leaderboard/block-2p-v1/ppo_10min_seed0.json,")
+    ]
+    kept = lines[:dropped] + lines[dropped + 1 :]
+    (tmp_path / "manifest.csv").write_text("".join(kept), encoding="utf-8")
+    rows = tmp_path / "leaderboard" / "block-2p-v1"
+    rows.mkdir(parents=True)
+    for name in ("ppo_10min_seed0.json", "ppo_10min_seed1.json"):
+        (rows / name).write_bytes((RESULTS / "leaderboard/block-2p-v1" / name).read_bytes())
+    monkeypatch.setattr(leaderboard_rows, "RESULTS", tmp_path)
+    monkeypatch.setattr(leaderboard_rows, "MANIFEST", tmp_path / "manifest.csv")
+    commit = MANIFEST[dropped - 1]["commit"]  # the header is line 0
+    assert leaderboard_rows.add_to_manifest("block-2p-v1", commit) == [
+        "leaderboard/block-2p-v1/ppo_10min_seed0.json"
+    ]
+    assert (tmp_path / "manifest.csv").read_text(encoding="utf-8") == "".join(
+        kept + [lines[dropped]]
+    )
+    assert leaderboard_rows.add_to_manifest("block-2p-v1", commit) == []  # nothing twice
 
 
 def test_the_docs_tables_are_what_the_script_renders() -> None:
