@@ -38,17 +38,22 @@ class Trained:
     nash_conv: float | None = None
 
 
+# train(task, minutes, seed, run_dir, nproc, progress): one budgeted training from scratch
+Trainer = Callable[[Task, float, int, Path, int, bool], Trained]
+
+
 @dataclass(frozen=True)
 class Algorithm:
     """One leaderboard entry: its library, what its step count counts, and how it trains.
-    ``train(task, minutes, seed, run_dir, nproc)`` trains from scratch on the task's game."""
+    ``train(task, minutes, seed, run_dir, nproc, progress)`` trains from scratch on the task's
+    game (``progress``: show the training's own progress bar, where its engine has one)."""
 
     name: str
     library: str  # the distribution whose version the row records
     extra: str  # the pip extra it needs ("" for the core install)
     steps_counted: str
     recipe: str
-    train: Callable[[Task, float, int, Path, int], Trained]
+    train: Trainer
     small_sets_only: bool = False  # it walks the whole game tree: no full-game row
 
 
@@ -61,10 +66,12 @@ def game_overrides(task: Task) -> list[str]:
     return out
 
 
-def _train_py(algo: str, extra: list[str]) -> Callable[[Task, float, int, Path, int], Trained]:
+def _train_py(algo: str, extra: list[str]) -> Trainer:
     """A trainer for one of ``train.py``'s engines, ``extra`` settings on top."""
 
-    def train(task: Task, minutes: float, seed: int, run_dir: Path, nproc: int) -> Trained:
+    def train(
+        task: Task, minutes: float, seed: int, run_dir: Path, nproc: int, progress: bool
+    ) -> Trained:
         from block_env.training.cli import main as train_main
 
         args = [
@@ -77,6 +84,7 @@ def _train_py(algo: str, extra: list[str]) -> Callable[[Task, float, int, Path, 
             "name=leaderboard",
             "keep_best=false",  # the weights at the end of the budget
             "tensorboard=false",
+            f"progress={str(progress).lower()}",
             *extra,
             *([f"nproc={nproc}"] if nproc > 1 else []),
             "--force",
@@ -92,13 +100,13 @@ def _train_py(algo: str, extra: list[str]) -> Callable[[Task, float, int, Path, 
     return train
 
 
-def _example(
-    module: str, extra: tuple[str, ...] = ()
-) -> Callable[[Task, float, int, Path, int], Trained]:
+def _example(module: str, extra: tuple[str, ...] = ()) -> Trainer:
     """A trainer for an example script's recipe (``examples/<module>.py``, ``extra``
     arguments on top), which saves its network in ``run_dir``; the spec of its factory."""
 
-    def train(task: Task, minutes: float, seed: int, run_dir: Path, nproc: int) -> Trained:
+    def train(
+        task: Task, minutes: float, seed: int, run_dir: Path, nproc: int, progress: bool
+    ) -> Trained:
         if task.partnership or task.max_pip != 6 or task.hand_size is not None:
             raise SetupError(f"examples/{module}.py trains the standard individual game only")
         try:
@@ -133,7 +141,9 @@ def _example(
     return train
 
 
-def _openspiel_nfsp(task: Task, minutes: float, seed: int, run_dir: Path, nproc: int) -> Trained:
+def _openspiel_nfsp(
+    task: Task, minutes: float, seed: int, run_dir: Path, nproc: int, progress: bool
+) -> Trained:
     """OpenSpiel's NFSP on ``python_block_env`` (``block_env.openspiel.learners``)."""
     if task.partnership:
         raise SetupError("python_block_env has no partnership game: openspiel-nfsp cannot train it")
@@ -148,7 +158,7 @@ def _openspiel_nfsp(task: Task, minutes: float, seed: int, run_dir: Path, nproc:
 
 
 def _openspiel_cfr_plus(
-    task: Task, minutes: float, seed: int, run_dir: Path, nproc: int
+    task: Task, minutes: float, seed: int, run_dir: Path, nproc: int, progress: bool
 ) -> Trained:
     """OpenSpiel's CFR+ on a small set's whole tree (deterministic: the seed plays no part)."""
     if task.max_pip == 6 or task.partnership:

@@ -60,7 +60,7 @@ def run_row(
     run_dir = default_run_dir(task, algorithm, minutes, seed) if run_dir is None else run_dir
     command = command or " ".join(sys.argv)
     start = time.perf_counter()
-    trained = algo.train(task, float(minutes), seed, Path(run_dir), nproc)
+    trained = algo.train(task, float(minutes), seed, Path(run_dir), nproc, progress)
     score, exact = None, trained.nash_conv
     if trained.agent is not None:
         score = benchmark(trained.agent, task, hands, workers, progress, command=command)

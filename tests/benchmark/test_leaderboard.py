@@ -5,6 +5,7 @@ policy file the sb3 rows are scored from, and the command line's refusals."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -91,6 +92,8 @@ def test_a_row_trains_for_its_budget_and_is_scored_on_the_held_out_deals(ppo_row
     assert row["seed"] == 5 and row["budget_min"] == 0.05
     assert row["train_wall_s"] >= 0.05 * 60  # it stops only once the budget has passed
     assert row["env_steps"] > 0 and row["agent"].endswith("policy.pt")
+    trained = json.loads((Path(row["agent"]).parent / "eval.json").read_text())
+    assert trained["config"]["progress"] is False  # no bar from training when none is asked
     score = row["score"]
     assert (
         score["agent"]["sha256"]
