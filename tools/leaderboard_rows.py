@@ -4,7 +4,7 @@ that walk the whole game tree (CFR+) on full-game tasks. ``--run`` runs them one
 (one heavy job at a time on a small machine). ``--manifest COMMIT`` then lists the task's
 new row files in ``docs/results/manifest.csv``, COMMIT being the code that ran them.
 
-    python tools/leaderboard_rows.py --task block-2p-v1 --minutes 10 30 --seeds 0 1 2
+    python tools/leaderboard_rows.py --task block-2p-v1 --minutes 3 10 --seeds 0 1 2
     python tools/leaderboard_rows.py --task block-2p-v1 --minutes 10 --seeds 0 --run
     python tools/leaderboard_rows.py --task block-2p-v1 --manifest 59a740d
 """
@@ -107,7 +107,7 @@ def add_to_manifest(task: str, commit: str) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--task", default="block-2p-v1")
-    p.add_argument("--minutes", type=float, nargs="+", default=[10.0, 30.0])
+    p.add_argument("--minutes", type=float, nargs="+", default=[3.0, 10.0])
     p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     p.add_argument("--algorithms", nargs="+", default=list(ALGORITHMS), choices=list(ALGORITHMS))
     p.add_argument("--workers", type=int, default=2, help="processes scoring each row")
