@@ -192,8 +192,10 @@ def ev(players: int, a: str, b: str, seed_: int, hands_: int) -> str:
     return f"{players}p/{a}_vs_{b}_seed{seed_}_{hands_}h.json"
 
 
-# block-4p alone against three rule bots on four fresh 40,000-hand sets
-F4_RULES = [ev(4, F4, "rules", seed, 40000) for seed in (5000000, 9000000, 11000000, 13000000)]
+# block-4p alone against three rule bots on four fresh 40,000-hand sets, and the other lineup
+F4_SEEDS = (5000000, 9000000, 11000000, 13000000)
+F4_RULES = [ev(4, F4, "rules", seed, 40000) for seed in F4_SEEDS]
+RULES_F4 = [ev(4, "rules", F4, seed, 40000) for seed in F4_SEEDS]
 
 
 TTS = f"training/2p_1rank_mb1024_lr3e-4_seed0_30M_eval10x2000h_{PL}.json"
@@ -221,6 +223,15 @@ INFOSTATE = [  # label, file, bold margin
     ("random", ev(2, P2, "random", 16000000, 4000), False),
 ]
 PIMC16K = [ev(4, F4, "pimc-20", s, 8000) for s in (6000000, 7000000)]
+# headlines pooled over several fresh sets of equal size (label, files)
+P2_RULES = [ev(2, P2, "rules", s, 40000) for s in (61000000, 62000000, 63000000, 64000000)]
+F3_RULES_SEEDS = (65000000, 66000000, 67000000, 68000000)
+F3_PIMC_SEEDS = (2000000, 69000000, 70000000, 71000000)
+POOLED_3P = [
+    ("block-3p vs two rule bots", [ev(3, F3, "rules", s, 39999) for s in F3_RULES_SEEDS]),
+    ("a rule bot vs two block-3p", [ev(3, "rules", F3, s, 39999) for s in F3_RULES_SEEDS]),
+    ("block-3p vs two PIMC-20", [ev(3, F3, "pimc-20", s, 8001) for s in F3_PIMC_SEEDS]),
+]
 
 # ------------------------------------------------------------------ the tables
 
@@ -280,6 +291,27 @@ def strength_3p() -> str:
     )
 
 
+def pooled_table(rows: list[tuple[str, list[str]]]) -> str:
+    """Each row's sets one by one (seed: margin), then all of them pooled."""
+    out = []
+    for label, names in rows:
+        sets = "; ".join(f"{seed(n):,}: {margin(n)}" for n in names)
+        total = f"{sum(map(hands, names)):,} ({len(names)} × {hands(names[0]):,})"
+        out.append([label, total, sets, bold(pooled(names), True)])
+    head = ["lone seat vs field", "hands (sets × hands)", "each set (seed: margin)"]
+    return table([*head, "pooled [95% CI]"], ["---", "---:", "---", "---"], out)
+
+
+def strength_2p_pooled() -> str:
+    """docs/strength.md: block-2p against the rule bot on four fresh sets."""
+    return pooled_table([("block-2p vs the rule bot", P2_RULES)])
+
+
+def strength_3p_pooled() -> str:
+    """docs/strength.md: block-3p in both lineups on four fresh sets each."""
+    return pooled_table(POOLED_3P)
+
+
 def strength_4p_first() -> str:
     """docs/strength.md: block-4p and its stage 1 on the first fresh deals."""
     rows = [  # label, lone seat, the field's agent, seed, hands, bold
@@ -307,7 +339,11 @@ def strength_4p_summary() -> str:
             f"{sum(map(hands, F4_RULES)):,}",
             pooled(F4_RULES),
         ),
-        ("a rule bot vs three block-4p", "40,000", margin(ev(4, "rules", F4, 5000000, 40000))),
+        (
+            "a rule bot vs three block-4p (4 seeds pooled)",
+            f"{sum(map(hands, RULES_F4)):,}",
+            pooled(RULES_F4),
+        ),
         ("block-4p vs three PIMC-20", f"{sum(map(hands, PIMC16K)):,}", pooled(PIMC16K)),
         ("a PIMC-20 vs three block-4p", "2,000", margin(ev(4, "pimc-20", F4, 4000000, 2000))),
     ]
@@ -617,6 +653,8 @@ for _task, _agents in [
         EXPLOIT_FULL.append(
             (_agent, f"exploit/{_task}-v1/{_agent}_from-{_init}_steps30000000.json")
         )
+# a search agent, as far as its speed allows: PIMC-20 acts on one game at a time
+EXPLOIT_FULL.append(("pimc-20", "exploit/block-2p-v1/pimc-20_from-block-2p_steps327680.json"))
 
 
 def _responder_start(data: dict) -> str:
@@ -625,6 +663,11 @@ def _responder_start(data: dict) -> str:
         if arg.startswith("init_policy="):
             return f"{arg.split('=', 1)[1]} network"
     return "rule bot (teacher)"
+
+
+def steps_short(steps: int) -> str:
+    """``30M`` / ``328k``."""
+    return f"{steps / 1e6:.0f}M" if steps >= 10**6 else f"{steps / 1e3:.0f}k"
 
 
 def exploit_full() -> str:
@@ -638,7 +681,7 @@ def exploit_full() -> str:
                 label,
                 d["task"]["id"],
                 _responder_start(d),
-                f"{d['steps'] / 1e6:.0f}M, {d['train_wall_s'] / 60:.1f} min",
+                f"{steps_short(d['steps'])}, {d['train_wall_s'] / 60:.1f} min",
                 ci(d["exploitability_lower_bound"], lo, hi),
                 f"{d['hands']:,}",
             ]
@@ -895,19 +938,30 @@ def readme_strength() -> str:
     """README.md: the headline results of the shipped policies."""
     rows = [
         (
-            "block-2p vs PIMC-100",
+            "block-2p vs PIMC-100 (2 seeds pooled)",
             f"{sum(hands(f) for _, f, _ in INFOSTATE[:2]):,}",
             bold(pooled([f for _, f, _ in INFOSTATE[:2]]), True),
         ),
-        ("block-2p vs the rule bot", "4,000", margin(ev(2, P2, "rules", 16000000, 4000))),
-        ("block-3p vs two rule bots", "8,001", margin(ev(3, F3, "rules", 1000000, 8001))),
-        ("block-3p vs two PIMC-20", "8,001", margin(ev(3, F3, "pimc-20", 2000000, 8001))),
+        (
+            "block-2p vs the rule bot (4 seeds pooled)",
+            f"{sum(map(hands, P2_RULES)):,}",
+            pooled(P2_RULES),
+        ),
+        *(
+            (f"{label} (4 seeds pooled)", f"{sum(map(hands, names)):,}", pooled(names))
+            for label, names in POOLED_3P
+            if label.startswith("block-3p")
+        ),
         (
             "block-4p vs three rule bots (4 seeds pooled)",
             f"{sum(map(hands, F4_RULES)):,}",
             pooled(F4_RULES),
         ),
-        ("block-4p vs three PIMC-20", f"{sum(map(hands, PIMC16K)):,}", pooled(PIMC16K)),
+        (
+            "block-4p vs three PIMC-20 (2 seeds pooled)",
+            f"{sum(map(hands, PIMC16K)):,}",
+            pooled(PIMC16K),
+        ),
         (
             "two block-partnership vs two rule bots (partnership, 2 seeds pooled)",
             "80,000",
@@ -935,7 +989,9 @@ def readme_strength() -> str:
 TABLES: dict[str, Callable[[], str]] = {
     "strength-2p-infostate": strength_2p_infostate,
     "strength-2p-plain": strength_2p_plain,
+    "strength-2p-pooled": strength_2p_pooled,
     "strength-3p": strength_3p,
+    "strength-3p-pooled": strength_3p_pooled,
     "strength-4p-first": strength_4p_first,
     "strength-4p-summary": strength_4p_summary,
     "strength-partnership": strength_partnership,
