@@ -103,6 +103,11 @@ def pooled(names: list[str], seat: int = 0) -> str:
     return pooled_estimates([load(n)["stats"][seat]["margin"] for n in names])
 
 
+def pooled_row(label: str, names: list[str]) -> tuple[str, str, str]:
+    """A headline row pooled over the sets ``names``: label with the set count, hands, margin."""
+    return f"{label} ({len(names)} seeds pooled)", f"{sum(map(hands, names)):,}", pooled(names)
+
+
 def pooled_estimates(ms: list[dict[str, float]]) -> str:
     """``pooled`` of estimates (``mean``, ``lo``, ``hi``) of equally many hands each."""
     mean = sum(m["mean"] for m in ms) / len(ms)
@@ -334,16 +339,8 @@ def strength_4p_first() -> str:
 def strength_4p_summary() -> str:
     """docs/strength.md: block-4p on the largest fresh checks of each lineup."""
     rows = [
-        (
-            "block-4p vs three rule bots (4 seeds pooled)",
-            f"{sum(map(hands, F4_RULES)):,}",
-            pooled(F4_RULES),
-        ),
-        (
-            "a rule bot vs three block-4p (4 seeds pooled)",
-            f"{sum(map(hands, RULES_F4)):,}",
-            pooled(RULES_F4),
-        ),
+        pooled_row("block-4p vs three rule bots", F4_RULES),
+        pooled_row("a rule bot vs three block-4p", RULES_F4),
         ("block-4p vs three PIMC-20", f"{sum(map(hands, PIMC16K)):,}", pooled(PIMC16K)),
         ("a PIMC-20 vs three block-4p", "2,000", margin(ev(4, "pimc-20", F4, 4000000, 2000))),
     ]
@@ -942,26 +939,10 @@ def readme_strength() -> str:
             f"{sum(hands(f) for _, f, _ in INFOSTATE[:2]):,}",
             bold(pooled([f for _, f, _ in INFOSTATE[:2]]), True),
         ),
-        (
-            "block-2p vs the rule bot (4 seeds pooled)",
-            f"{sum(map(hands, P2_RULES)):,}",
-            pooled(P2_RULES),
-        ),
-        *(
-            (f"{label} (4 seeds pooled)", f"{sum(map(hands, names)):,}", pooled(names))
-            for label, names in POOLED_3P
-            if label.startswith("block-3p")
-        ),
-        (
-            "block-4p vs three rule bots (4 seeds pooled)",
-            f"{sum(map(hands, F4_RULES)):,}",
-            pooled(F4_RULES),
-        ),
-        (
-            "block-4p vs three PIMC-20 (2 seeds pooled)",
-            f"{sum(map(hands, PIMC16K)):,}",
-            pooled(PIMC16K),
-        ),
+        pooled_row("block-2p vs the rule bot", P2_RULES),
+        *(pooled_row(label, names) for label, names in POOLED_3P if label.startswith("block-3p")),
+        pooled_row("block-4p vs three rule bots", F4_RULES),
+        pooled_row("block-4p vs three PIMC-20", PIMC16K),
         (
             "two block-partnership vs two rule bots (partnership, 2 seeds pooled)",
             "80,000",
