@@ -85,20 +85,17 @@ class Lockstep:
         assert rewards.dtype == np.float32 and rewards.shape == (len(self.aecs), self.n)
         self.last_final = info["final_obs"]  # (K, n, width): kept for the callers' checks
         final_rows = {int(g): j for j, g in enumerate(info["final_index"])}
+        want_rewards, ended, want_info = [], [], {key: [] for key in INFO_KEYS}
         for i, env in enumerate(self.aecs):
             actor = env.agent_selection
             env.step(int(actions[i]))
-            want_rewards = np.array([env.rewards[a] for a in env.possible_agents], np.float32)
-            np.testing.assert_array_equal(bits(rewards[i]), bits(want_rewards))
-            ended = any(env.terminations.values())
-            assert bool(terminated[i]) == ended
-            want = env.infos[actor]
+            want_rewards.append([env.rewards[a] for a in env.possible_agents])
+            ended.append(any(env.terminations.values()))
             for key in INFO_KEYS:  # the same names and values as the AEC env's infos
-                np.testing.assert_array_equal(info[key][i], want[key], err_msg=key)
-            assert bool(info["match_over"][i]) == ended
-            if want["hand_over"]:
+                want_info[key].append(np.array(env.infos[actor][key]))
+            if env.infos[actor]["hand_over"]:
                 self.hands += 1
-            if ended:
+            if ended[-1]:
                 self.episodes += 1
                 final = np.stack([env.observe(a)["observation"] for a in env.possible_agents])
                 got = info["final_obs"][final_rows.pop(i)]
@@ -106,5 +103,13 @@ class Lockstep:
                 assert all(env.observe(a)["action_mask"].sum() == 0 for a in env.possible_agents)
                 env.reset()
             self._skip_forced(env)
+        # whole-batch comparisons, one per quantity and step (per-game asserts cost 5x more)
+        np.testing.assert_array_equal(bits(rewards), bits(np.array(want_rewards, np.float32)))
+        np.testing.assert_array_equal(terminated.astype(bool), np.array(ended))
+        np.testing.assert_array_equal(info["match_over"].astype(bool), np.array(ended))
+        for key in INFO_KEYS:
+            want = np.array(want_info[key])
+            assert info[key].shape == want.shape, key
+            np.testing.assert_array_equal(info[key], want, err_msg=key)
         assert not final_rows, "final_obs given for games that did not terminate"
         self.check(obs, mask, seat)

@@ -147,19 +147,21 @@ def test_pettingzoo_render_test_still_passes() -> None:
 def test_smaller_tile_sets_draw_a_whole_game(max_pip: int) -> None:
     standard = block_env.raw_env(render_mode="rgb_array")
     standard.reset(seed=0)
-    env = block_env.raw_env(num_players=2, max_pip=max_pip, render_mode="rgb_array")
+    env = block_env.raw_env(
+        num_players=2, max_pip=max_pip, target_score=20, render_mode="rgb_array"
+    )  # a short match: several hands, the scores and the end drawn
     env.reset(seed=max_pip)
     bot = agents.make("random", seed=0)
+    shape = standard.render().shape
+    one = count(  # the back-colour pixels of one hidden tile
+        rendering.render_table(
+            BlockConfig(), deal_state(BlockConfig(), (mask((0, 0)), mask((1, 1)))), viewer=0
+        ),
+        rendering.BACK,
+    )
     while not env.game.episode_over:
-        img = env.render()
-        assert img.shape == standard.render().shape
+        assert env.render().shape == shape
         seen = rendering.render_table(env.config, env.game, viewer=0)
         hidden = bin(env.game.hands[1]).count("1")
-        one = count(
-            rendering.render_table(
-                BlockConfig(), deal_state(BlockConfig(), (mask((0, 0)), mask((1, 1)))), viewer=0
-            ),
-            rendering.BACK,
-        )
         assert count(seen, rendering.BACK) == hidden * one
         env.step(bot.act(env.observe(env.agent_selection)))
