@@ -100,6 +100,10 @@ class TrainConfig:
     # fine-tuning: start the networks from this shipped name (block-3p), policy file or
     # checkpoint instead of fresh weights ("" = fresh); it must fit the run's game and network
     init_policy: str = ""
+    # let init_policy come from another table of the same tile set (another player count, or
+    # individual <-> partnership): every table has the same inputs, so the network transfers,
+    # though hand sizes, teams and scoring differ
+    init_other_table: bool = False
     # self-play
     opponents: dict[str, float] = field(
         default_factory=lambda: {
@@ -347,6 +351,11 @@ def validate(cfg: TrainConfig) -> TrainConfig:
         not cfg.init_policy or cfg.algo == "ppo",
         "init_policy",
         "only algo=ppo starts from a policy: leave it empty",
+    )
+    need(
+        cfg.init_policy or not cfg.init_other_table,
+        "init_other_table",
+        "it only applies to an init_policy: name one or leave it false",
     )
     need(cfg.teacher in TEACHERS, "teacher", f"use one of {', '.join(TEACHERS)}")
     need(

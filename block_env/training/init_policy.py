@@ -117,7 +117,7 @@ def _check_fits(
     if source.obs_type == "observation" and model.obs_type == "information_state":
         for key in ("obs_type", "history_slots"):  # widened by _widened
             del wanted[key], got[key]
-    if game is not None:
+    if game is not None and not cfg.init_other_table:
         wanted["num_players"], got["num_players"] = cfg.num_players, game.get("num_players")
         wanted["partnership"] = cfg.partnership
         got["partnership"] = bool(game.get("partnership", False))
@@ -126,4 +126,5 @@ def _check_fits(
         raise ConfigError(
             f"config init_policy={cfg.init_policy!r} does not fit this run ({'; '.join(diff)}): "
             "use a policy trained for the same game and network, or change the run's settings"
+            + ("" if cfg.init_other_table else " (init_other_table=true accepts another table)")
         )

@@ -74,6 +74,28 @@ def test_a_shipped_name_is_accepted_for_its_game() -> None:
     assert not with_critic and "policy_head.weight" in weights  # shipped files are actor-only
 
 
+def test_another_tables_policy_starts_a_run_only_when_asked() -> None:
+    """block-4p (individual play) starts a partnership run with init_other_table=true: every
+    table has the same inputs, so the run begins playing exactly as block-4p."""
+    table = ["num_players=4", "partnership=true", "init_policy=block-4p"]
+    cfg = load_config(None, table)
+    with pytest.raises(ConfigError, match="partnership: file False vs run True") as info:
+        initial_weights(cfg, new_model(cfg, "cpu"))
+    assert "init_other_table=true" in str(info.value)
+    cfg = load_config(None, [*table, "init_other_table=true"])
+    model = new_model(cfg, "cpu")
+    weights, _ = initial_weights(cfg, model)
+    model.load_state_dict(weights, strict=False)
+    source = read_policy_file("block-4p").model
+    obs = torch.rand(16, model.obs_dim)
+    torch.testing.assert_close(model.logits(obs), source.logits(obs))
+
+
+def test_init_other_table_without_a_policy_is_refused() -> None:
+    with pytest.raises(ConfigError, match="init_other_table"):
+        load_config(None, ["init_other_table=true"])
+
+
 @pytest.mark.parametrize(
     "overrides, names",
     [
