@@ -190,6 +190,7 @@ S3, F3 = "block-3p@8760d310", "block-3p@e47588b8"  # stage 1, fine-tuned (shippe
 S4, F4 = "block-4p@ff4e549b", "block-4p@34e65c11"  # stage 1, fine-tuned (shipped)
 SEARCH = "block-2p-search@7779b4d6"
 BP = "block-partnership@0f2fe29b"
+PF4 = "partnership_from4p@f018eba4"  # docs/experiments: a partnership run from block-4p
 
 
 def ev(players: int, a: str, b: str, seed_: int, hands_: int) -> str:
@@ -795,6 +796,33 @@ def strength_partnership() -> str:
     )
 
 
+def strength_partnership_from4p() -> str:
+    """docs/strength.md: the partnership run started from block-4p (not shipped)."""
+    rows = [
+        [label, f"{hands:,}", margin(ev(4, PF4, opponent, seed_, hands))]
+        for label, opponent, seed_, hands in (
+            ("two copies vs two rule bots", "rules", 74000000, 40000),
+            (
+                "with a rule-bot partner vs two rule bots (`--lineup 0,1,1,1`)",
+                "rules",
+                76000000,
+                40000,
+            ),
+            ("two copies vs two block-partnership", BP, 75000000, 20000),
+            ("two copies vs two PIMC-20", "pimc-20", 73000000, 4000),
+        )
+    ]
+    return table(
+        [
+            "partnership_from4p (not shipped), team vs team",
+            "hands",
+            "the team's points per hand [95% CI]",
+        ],
+        ["---", "---:", "---"],
+        rows,
+    )
+
+
 CROSSPLAY = "4p/crossplay_vs_rules_seed51000000_40000h.json"
 
 
@@ -977,6 +1005,7 @@ TABLES: dict[str, Callable[[], str]] = {
     "strength-4p-summary": strength_4p_summary,
     "strength-partnership": strength_partnership,
     "strength-partnership-crossplay": strength_partnership_crossplay,
+    "strength-partnership-from4p": strength_partnership_from4p,
     "strength-highest-double": strength_highest_double,
     "strength-matches": strength_matches,
     "ladder-lineups-seed0": ladder_lineups_seed0,
