@@ -187,7 +187,14 @@ def main(argv: list[str] | None = None) -> None:
         help="draw the actions with sample_actions(mask) from the returned mask",
     )
     args = parser.parse_args(argv)
-    args.backends = args.backends or ["numpy", "torch"]
+    on_cpu = str(args.device) == "cpu"
+    args.backends = args.backends or (["numpy", "torch"] if on_cpu else ["torch-ops"])
+    cpu_only = [b for b in args.backends if ENGINES[b][1] != "torch"]
+    if not on_cpu and cpu_only:
+        parser.error(
+            f"--backends {' '.join(cpu_only)} compute on the CPU, not --device {args.device}: "
+            "use --backends torch-ops there (torch's own kernels)"
+        )
     sizes = args.sizes or ([1, 64, 4096] if args.quick else [1, 64, 1024, 4096, 8192])
     repeats = args.repeats or (3 if args.quick else 5)
     seconds = args.seconds or (0.3 if args.quick else 1.0)

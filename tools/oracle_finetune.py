@@ -1,12 +1,12 @@
-"""Regress a policy's logits on exact perfect-information action values.
+"""Regress a policy's logits on search values of its moves (exact or PIMC's).
 
 Reads the decisions of ``tools/oracle_dataset.py`` and trains the actor so that, on each
-observation, its logits minus their mean over the legal moves match the solver's values
-minus theirs, divided by ``--temperature`` (points). The greedy move is then the move of
-highest expected value under the deals behind that observation; the sampled policy is the
-Boltzmann policy over those values. Reports, on a held-out tenth of the hands, the mean
-regret (points the greedy move loses against the best move of the true deal) before and
-after.
+observation, its logits minus their mean over the legal moves match the labels (the true
+deal's exact values, or PIMC's means) minus theirs, divided by ``--temperature`` (points).
+The greedy move is then the move of highest expected value under the labels; the sampled
+policy is the Boltzmann policy over those values. Reports, on a held-out tenth of the hands,
+the mean regret (points the greedy move loses against the best move of the true deal) before
+and after.
 
     python tools/oracle_finetune.py runs/oracle/partnership.npz --init block-partnership \
         --out runs/oracle/partnership_oracle.pt
@@ -61,14 +61,19 @@ def main() -> None:
     parts = [np.load(f) for f in a.data]
     obs = torch.from_numpy(np.concatenate([d["obs"] for d in parts]))
     mask = torch.from_numpy(np.concatenate([d["mask"] for d in parts]))
-    values = torch.from_numpy(np.nan_to_num(np.concatenate([d["values"] for d in parts])))
+    labels = torch.from_numpy(np.nan_to_num(np.concatenate([d["values"] for d in parts])))
+    exact = "oracle_values" if all("oracle_values" in d for d in parts) else "values"
+    values = torch.from_numpy(np.nan_to_num(np.concatenate([d[exact] for d in parts])))
     n = len(obs)
-    held = torch.zeros(n, dtype=torch.bool)
-    held[int(0.9 * n) :] = True  # the last hands (contiguous seeds) are the held-out tenth
+    if all("deal" in d for d in parts):  # a tenth of the deals, whatever the file order
+        held = torch.from_numpy(np.concatenate([d["deal"] for d in parts]) % 10 == 9)
+    else:  # the last hands (contiguous seeds) are the held-out tenth
+        held = torch.zeros(n, dtype=torch.bool)
+        held[int(0.9 * n) :] = True
     train_idx = torch.nonzero(~held)[:, 0]
     pf = read_policy_file(a.init)
     model = pf.model
-    target = centred(values, mask) / a.temperature
+    target = centred(labels, mask) / a.temperature
     v = (obs[held], mask[held], values[held])
     print(f"{n} decisions ({int(held.sum())} held out); regret before {regret(model, *v):.3f}")
     if all("compare_action" in d for d in parts):

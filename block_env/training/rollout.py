@@ -209,7 +209,9 @@ class Collector:
                 m = torch.from_numpy(mask).to(self.device)
                 logits = model.logits(o)
                 check_finite(logits, "the opponent network's logits")
-                a = sample_actions(mask_logits(logits, m), self.generator if sample else None)
+                # drawn on the CPU, as the learner's moves are: the generator lives there
+                masked = mask_logits(logits, m).cpu()
+                a = sample_actions(masked, self.generator if sample else None)
             return a.cpu().numpy()
 
         return act

@@ -18,7 +18,9 @@ import oracle_finetune  # noqa: E402
 
 @pytest.fixture(scope="module")
 def labelled() -> dict[str, np.ndarray]:
-    return oracle_dataset._label_hands(("block-partnership", 7, 3, True, 1, "greedy"))
+    return oracle_dataset._label_hands(
+        oracle_dataset.Job("block-partnership", 7, 3, greedy=True, worker=1, compare="greedy")
+    )
 
 
 def test_labels_cover_exactly_the_legal_moves(labelled: dict[str, np.ndarray]) -> None:
@@ -36,10 +38,33 @@ def test_labels_are_the_solvers_values_of_the_true_deal() -> None:
     env = raw_env(num_players=4, partnership=True, episode="hand")
     env.reset(seed=7)
     values = action_values(env.unwrapped.config, position_from_state(env.unwrapped.game))
-    first_hand = oracle_dataset._label_hands(("block-partnership", 7, 1, True, 1, None))
+    first_hand = oracle_dataset._label_hands(
+        oracle_dataset.Job("block-partnership", 7, 1, greedy=True, worker=1)
+    )
     assert "compare_action" not in first_hand
     row = first_hand["values"][0]  # the opening lead: seven tiles to choose from
     assert {a: row[a] for a in np.flatnonzero(np.isfinite(row))} == pytest.approx(values)
+
+
+def test_pimc_labels_are_pimcs_mean_values_beside_the_true_deals() -> None:
+    from agents.pimc import PIMCAgent
+    from agents.solver import action_values, position_from_state
+    from block_env.env import raw_env
+
+    env = raw_env(num_players=4, partnership=True, episode="hand")
+    env.reset(seed=7)
+    obs = env.last()[0]
+    exact = action_values(env.unwrapped.config, position_from_state(env.unwrapped.game))
+    pimc = PIMCAgent(worlds=3, seed=7)
+    mean = {a: t / 3 for a, t in pimc.action_totals(obs).items()}
+    # a time bound of a nanosecond still plays the first of the three hands, and no other
+    job = oracle_dataset.Job("block-partnership", 7, 3, greedy=True, pimc_worlds=3, seconds=1e-9)
+    hand = oracle_dataset._label_hands(job)
+    assert int(hand["hands_played"]) == 1 and set(hand["deal"].tolist()) == {7}
+    first, truth = hand["values"][0], hand["oracle_values"][0]
+    assert {a: first[a] for a in np.flatnonzero(np.isfinite(first))} == pytest.approx(mean)
+    assert {a: truth[a] for a in np.flatnonzero(np.isfinite(truth))} == pytest.approx(exact)
+    assert mean != pytest.approx(exact), "three sampled deals differ from the true one"
 
 
 def test_centred_and_regret() -> None:
