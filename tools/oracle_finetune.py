@@ -76,6 +76,9 @@ def main() -> None:
     target = centred(labels, mask) / a.temperature
     v = (obs[held], mask[held], values[held])
     print(f"{n} decisions ({int(held.sum())} held out); regret before {regret(model, *v):.3f}")
+    if exact != "values":  # search labels: the regret of their own best move
+        best_label = labels[held].masked_fill(~v[1], -1e30).argmax(1)
+        print(f"the labels' own held-out regret: {regret_of(best_label, v[1], v[2]):.3f}")
     if all("compare_action" in d for d in parts):
         pick = torch.from_numpy(np.concatenate([d["compare_action"] for d in parts]))[held]
         print(f"the compared agent's held-out regret: {regret_of(pick, v[1], v[2]):.3f}")
