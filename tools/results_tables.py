@@ -810,6 +810,12 @@ def strength_partnership_from4p() -> str:
             ),
             ("two copies vs two block-partnership", BP, 75000000, 20000),
             ("two copies vs two PIMC-20", "pimc-20", 73000000, 4000),
+            (
+                "with a PIMC-20 partner vs two PIMC-20 (`--lineup 0,1,1,1`)",
+                "pimc-20",
+                77000000,
+                4000,
+            ),
         )
     ]
     return table(
