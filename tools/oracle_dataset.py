@@ -2,9 +2,8 @@
 
 Each worker plays whole partnership hands (one hand each, rotating lead) with a policy in
 all four seats, sampling its moves (``--greedy`` plays the argmax), and at every decision
-with more than one legal move stores the seat's observation vector, its action mask, the
-label of each legal move and the solver's exact value of each legal move for the true deal
-(``oracle_values``, for regrets). The labels are:
+with more than one legal move stores the seat's observation vector, its action mask and the
+label of each legal move. The labels are:
 
 * the true deal's exact values (the default). A network regressed on them learns, for each
   observation, the expected perfect-information value of each move under the deals that
@@ -14,7 +13,8 @@ label of each legal move and the solver's exact value of each legal move for the
 * ``--pimc-worlds N``: PIMC-N's mean value of each move over N deals sampled from the
   observation (``agents.pimc``). A network regressed on them learns PIMC's values with the
   sampling noise averaged out across decisions: PIMC with unlimited worlds, at a network's
-  speed. Each label costs N solves instead of one.
+  speed. Each label costs N solves instead of one. The solver's exact values of the true
+  deal are stored beside them (``oracle_values``), for regrets.
 
 ``--compare AGENT`` also stores the move that agent would make there (an agent spec, as for
 ``evaluate``), to measure its regret on the same decisions. ``--minutes`` bounds the run:
@@ -76,7 +76,8 @@ def _label_hands(job: Job) -> dict[str, np.ndarray]:
     rival = build_agent(job.compare, env, seed=job.first_seed) if job.compare else None
     pimc = PIMCAgent(worlds=job.pimc_worlds, seed=job.first_seed) if job.pimc_worlds else None
     config = env.unwrapped.config
-    rows: dict[str, list] = {k: [] for k in ("obs", "mask", "values", "oracle_values", "deal")}
+    keys = ("obs", "mask", "values", "deal") + (("oracle_values",) if pimc is not None else ())
+    rows: dict[str, list] = {k: [] for k in keys}
     rival_rows: list[int] = []
     start = time.perf_counter()
     played = 0
@@ -96,12 +97,12 @@ def _label_hands(job: Job) -> dict[str, np.ndarray]:
                 if pimc is not None:
                     totals = pimc.action_totals(obs)
                     label = _row({a: t / pimc.last_worlds for a, t in totals.items()}, len(mask))
+                    rows["oracle_values"].append(oracle)
                 else:
                     label = oracle
                 rows["obs"].append(np.asarray(obs["observation"], dtype=np.float32))
                 rows["mask"].append(mask.astype(bool))
                 rows["values"].append(label)
-                rows["oracle_values"].append(oracle)
                 rows["deal"].append(job.first_seed + h)
                 if rival is not None:
                     rival_rows.append(rival.act(obs))

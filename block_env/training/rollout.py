@@ -212,7 +212,7 @@ class Collector:
                 # drawn on the CPU, as the learner's moves are: the generator lives there
                 masked = mask_logits(logits, m).cpu()
                 a = sample_actions(masked, self.generator if sample else None)
-            return a.cpu().numpy()
+            return a.numpy()
 
         return act
 
