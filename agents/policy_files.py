@@ -46,6 +46,8 @@ SHIPPED: dict[str, str] = {
     "block-3p": "block-3p.pt",
     "block-4p": "block-4p.pt",
     "block-partnership": "block-partnership.pt",
+    # the first block-partnership (trained from scratch), which block-partnership-v1's field froze
+    "block-partnership-scratch": "block-partnership-scratch.pt",
 }
 GAME_KEYS = ("num_players", "opener", "episode", "partnership", "target_score", "reward")
 EXPECTED_FILE = "a block-env policy or train.py checkpoint written by torch.save"

@@ -655,11 +655,16 @@ for _task, _agents in [
 EXPLOIT_FULL.append(("pimc-20", "exploit/block-2p-v1/pimc-20_from-block-2p_steps327680.json"))
 
 
+# shipped names that a later policy took: the name each file goes by now, by the task it froze
+RENAMED = {("block-partnership-v1", "block-partnership"): "block-partnership-scratch"}
+
+
 def _responder_start(data: dict) -> str:
     """Where an exploit run's responder started: a shipped network, or the rule bot's moves."""
     for arg in data.get("train_args", []):
         if arg.startswith("init_policy="):
-            return f"{arg.split('=', 1)[1]} network"
+            name = arg.split("=", 1)[1]
+            return f"{RENAMED.get((data['task']['id'], name), name)} network"
     return "rule bot (teacher)"
 
 
@@ -676,7 +681,7 @@ def exploit_full() -> str:
         lo, hi = d["ci95"]
         rows.append(
             [
-                label,
+                RENAMED.get((d["task"]["id"], label), label),
                 d["task"]["id"],
                 _responder_start(d),
                 f"{steps_short(d['steps'])}, {d['train_wall_s'] / 60:.1f} min",

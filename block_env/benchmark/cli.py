@@ -20,7 +20,7 @@ from block_env.benchmark import leaderboard
 from block_env.benchmark.algorithms import ALGORITHMS
 from block_env.benchmark.exploit import ExploitResult, exploit
 from block_env.benchmark.runner import BenchmarkResult, benchmark
-from block_env.benchmark.tasks import TASKS, Task, get_task
+from block_env.benchmark.tasks import TASKS, Task, field_network, get_task
 from block_env.evaluation.cli import Parser, UsageError, check_output, write_json
 from block_env.evaluation.results import format_table
 
@@ -191,7 +191,13 @@ def tasks_table() -> str:
     """The frozen tasks, one line each."""
     rows = []
     for t in TASKS.values():
-        field = ", ".join(o.spec if o.deals is None else f"{o.spec} ({o.deals})" for o in t.field)
+        names = []
+        for o in t.field:
+            name = o.spec
+            if field_network(t, o.spec)[0] != o.spec:  # a name a later policy took
+                name += f" = {field_network(t, o.spec)[0]}"
+            names.append(name if o.deals is None else f"{name} ({o.deals})")
+        field = ", ".join(names)
         rows.append([t.id, t.description, f"{t.deals} x {t.num_players}", field])
     head = ["task", "game", "deals x rotations", "field (deals when fewer)"]
     return format_table(head, rows)

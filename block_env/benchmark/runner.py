@@ -16,7 +16,7 @@ import numpy as np
 
 from block_env.agent_specs import SetupError, importable_factory, parse_spec
 from block_env.benchmark.elo import FROZEN_LADDERS, rate
-from block_env.benchmark.tasks import Task, deal_digest
+from block_env.benchmark.tasks import Task, deal_digest, field_network
 from block_env.evaluation.batched import baseline_actor, evaluate_batched
 from block_env.evaluation.parallel import check_workers
 from block_env.evaluation.results import format_table
@@ -158,8 +158,10 @@ def machine_info() -> dict[str, Any]:
 def plan_rows(task: Task, agent_id: str, hands: int | None) -> list[tuple[str, str, int]]:
     """(opponent spec, lineup, deals) of every row of the benchmark: the task's field in
     its lineups, each opponent on its share of the held-out deals, or on ``hands`` hands
-    (a multiple of the player count, at most the opponent's share) for a quick look. An
-    opponent that is the agent itself (the same spec, or the same policy file) is left out."""
+    (a multiple of the player count, at most the opponent's share) for a quick look. A
+    shipped network of the field is the file the task froze (``FROZEN_NETWORKS``); SetupError
+    when this checkout's file differs. An opponent that is the agent itself (the same spec,
+    or the same policy file) is left out."""
     n = task.num_players
     if hands is not None:
         if isinstance(hands, bool) or not isinstance(hands, int) or hands <= 0 or hands % n:
@@ -174,12 +176,21 @@ def plan_rows(task: Task, agent_id: str, hands: int | None) -> list[tuple[str, s
             )
     out = []
     for opp in task.field:
-        if agent_identity(opp.spec)["id"] == agent_id:
+        spec, sha256 = field_network(task, opp.spec)
+        ident = agent_identity(spec)
+        if sha256 is not None and ident["sha256"] != sha256:
+            raise SetupError(
+                f"{task.id} froze its field's {opp.spec} as the policy file with sha256 "
+                f"{sha256[:8]}..., shipped as {spec}; this checkout's {spec} has "
+                f"{(ident['sha256'] or 'none')[:8]}...: run the task from a checkout that ships "
+                "that file"
+            )
+        if ident["id"] == agent_id:
             continue
         deals = task.deals if opp.deals is None else opp.deals
         if hands is not None:
             deals = min(deals, hands // n)
-        out += [(opp.spec, lineup, deals) for lineup in task.lineups]
+        out += [(spec, lineup, deals) for lineup in task.lineups]
     return out
 
 

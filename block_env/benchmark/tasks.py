@@ -179,6 +179,36 @@ _TASKS = (
 
 TASKS: dict[str, Task] = {t.id: t for t in _TASKS}
 
+# The shipped networks of each task's field as the task froze them: the name in the field ->
+# (the name that file is shipped under now, its sha256). A newer policy shipped under the
+# field's name does not change the task: the runner plays the frozen file, and refuses to run
+# when that file's sha256 differs.
+FROZEN_NETWORKS: dict[str, dict[str, tuple[str, str]]] = {
+    "block-2p-v1": {
+        "block-2p": ("block-2p", "82065c7007b08e8f2fc2ab4ea2feccebf00da9a654c03327addf505b78969b06")
+    },
+    "block-3p-v1": {
+        "block-3p": ("block-3p", "e47588b84d4f12682350ddec8c736faf0530fc83be70f5251e23899f291f3cf4")
+    },
+    "block-4p-v1": {
+        "block-4p": ("block-4p", "34e65c1145194a304a18fe7ce62db6cf231fa3d56a8939175b4274d0ac1cc631")
+    },
+    "block-partnership-v1": {
+        "block-partnership": (
+            "block-partnership-scratch",
+            "0f2fe29bc743a724b852524e2b874adbe6f242e22f5c8a1da5a22df74a55a1ca",
+        )
+    },
+}
+
+
+def field_network(task: Task, spec: str) -> tuple[str, str | None]:
+    """(the spec that plays the field opponent ``spec`` of ``task``, the sha256 its policy
+    file must have): a shipped network as the task froze it, anything else as it is (no
+    file to check)."""
+    frozen = FROZEN_NETWORKS.get(task.id, {}).get(spec)
+    return frozen if frozen is not None else (spec, None)
+
 
 def get_task(task_id: str) -> Task:
     """The task named ``task_id``; ValueError listing the task ids otherwise."""

@@ -34,6 +34,39 @@ def test_rows_cover_the_field_in_every_lineup_and_leave_the_agent_itself_out() -
     assert "block-4p" not in {s for s, _, _ in plan_rows(task, shipped, None)}
 
 
+def test_every_shipped_network_of_a_field_is_the_file_its_task_froze() -> None:
+    """A policy shipped later under a field's name (block-partnership) does not change the
+    task: every network a field names is pinned by sha256, and the pin is this checkout's file."""
+    import agents
+    from block_env.benchmark.tasks import FROZEN_NETWORKS
+
+    for task in TASKS.values():
+        networks = {o.spec for o in task.field if o.spec.startswith("block-")}
+        assert set(FROZEN_NETWORKS.get(task.id, {})) == networks, task.id
+        for shipped, sha256 in FROZEN_NETWORKS.get(task.id, {}).values():
+            assert agent_identity(shipped)["sha256"] == sha256
+    frozen = FROZEN_NETWORKS["block-partnership-v1"]["block-partnership"][0]
+    assert frozen == "block-partnership-scratch" and frozen in agents.policy_files.SHIPPED
+
+
+def test_the_frozen_network_plays_and_another_file_is_refused(monkeypatch) -> None:
+    from block_env.benchmark import tasks
+
+    task = TASKS["block-partnership-v1"]
+    specs = {s for s, _, _ in plan_rows(task, "rules", None)}
+    assert "block-partnership-scratch" in specs and "block-partnership" not in specs
+    # the current block-partnership against the task's frozen one: a row, not left out
+    current = agent_identity("block-partnership")["id"]
+    assert "block-partnership-scratch" in {s for s, _, _ in plan_rows(task, current, None)}
+    scratch = agent_identity("block-partnership-scratch")["id"]
+    assert "block-partnership-scratch" not in {s for s, _, _ in plan_rows(task, scratch, None)}
+    other = {"block-partnership": ("block-partnership", "0" * 64)}
+    pins = {**tasks.FROZEN_NETWORKS, task.id: other}
+    monkeypatch.setattr(tasks, "FROZEN_NETWORKS", pins)
+    with pytest.raises(SetupError, match="froze its field's block-partnership.*00000000"):
+        plan_rows(task, "rules", None)
+
+
 @pytest.mark.parametrize("hands", [0, -4, 6, 12500 * 4 + 4, True])
 def test_bad_hands_are_refused_with_what_is_allowed(hands: int) -> None:
     with pytest.raises(SetupError, match="hands"):

@@ -110,12 +110,27 @@ def test_default_config_is_two_players_and_matches_2p_yaml() -> None:
     assert asdict(load_config(ROOT / "configs" / "2p.yaml")) == asdict(default)
 
 
-@pytest.mark.parametrize("name", ["2p", "3p", "4p", "partnership", "smoke", "long_2p"])
+@pytest.mark.parametrize(
+    "name", ["2p", "3p", "4p", "partnership", "partnership_from4p", "smoke", "long_2p"]
+)
 def test_shipped_configs_load(name: str) -> None:
     cfg = load_config(ROOT / "configs" / f"{name}.yaml")
     assert cfg.num_players in (2, 3, 4)
-    if name == "partnership":
+    if name.startswith("partnership"):
         assert cfg.partnership and cfg.num_players == 4
+
+
+def test_block_partnership_is_its_config_on_two_ranks() -> None:
+    """The shipped block-partnership records the configuration it was trained with:
+    configs/partnership_from4p.yaml with nproc=2, key for key (the run's name and folder aside)."""
+    import torch
+
+    from agents.policy_files import POLICY_DIR
+
+    recorded = torch.load(POLICY_DIR / "block-partnership.pt", weights_only=True)["meta"]
+    config = asdict(load_config(ROOT / "configs" / "partnership_from4p.yaml", ["nproc=2"]))
+    differ = {k for k in config if config[k] != recorded["config"][k]}
+    assert set(config) == set(recorded["config"]) and differ == {"name", "run_dir"}
 
 
 def test_unknown_keys_and_bad_values_are_rejected(tmp_path: Path) -> None:
