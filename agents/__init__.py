@@ -34,12 +34,12 @@ def make(name: str, **kwargs: Any) -> Agent:
 
 
 def load(name_or_path: str, **kwargs: Any) -> Agent:
-    """A trained policy agent: a shipped name (``"block-2p"``, ``"block-2p-plain"``,
-    ``"block-3p"``, ``"block-4p"``, ``"block-partnership"``) or a policy/checkpoint path;
+    """A trained policy agent: a shipped name (``agents.policy_files.SHIPPED``: ``"block-2p"``,
+    ``"block-3p"``, ``"block-4p"``, ``"block-partnership"``, ...) or a policy/checkpoint path;
     keywords go to ``agents.policy.load`` (needs torch). The agent's ``game`` is the env
-    configuration it was trained for (None when the file does not record it). FileNotFoundError when
-    missing; ValueError naming the file when it is not a policy or checkpoint (empty, text,
-    truncated, a pickle that would run code)."""
+    configuration it was trained for (None when the file does not record it).
+    FileNotFoundError when missing; ValueError naming the file when it is not a policy or
+    checkpoint (empty, text, truncated, a pickle that would run code)."""
     return import_module("agents.policy").load(name_or_path, **kwargs)
 
 

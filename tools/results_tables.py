@@ -65,6 +65,11 @@ def ci(mean: float, lo: float, hi: float) -> str:
     return f"{signed(mean)} [{signed(lo)}, {signed(hi)}]"
 
 
+def estimate(m: dict[str, float]) -> str:
+    """``ci`` of an estimate stored as ``mean``, ``lo``, ``hi``."""
+    return ci(m["mean"], m["lo"], m["hi"])
+
+
 def bold(text: str, on: bool) -> str:
     """``**text**`` when ``on``."""
     return f"**{text}**" if on else text
@@ -78,7 +83,7 @@ def pct(x: float) -> str:
 def margin(name: str, seat: int = 0) -> str:
     """Agent ``seat``'s margin [95% CI] in the evaluation file ``name``."""
     m = load(name)["stats"][seat]["margin"]
-    return ci(m["mean"], m["lo"], m["hi"])
+    return estimate(m)
 
 
 def hands_won(name: str) -> str:
@@ -189,8 +194,9 @@ PL = "block-2p-plain@7779b4d6"
 S3, F3 = "block-3p@8760d310", "block-3p@e47588b8"  # stage 1, fine-tuned (shipped)
 S4, F4 = "block-4p@ff4e549b", "block-4p@34e65c11"  # stage 1, fine-tuned (shipped)
 SEARCH = "block-2p-search@7779b4d6"
-BP = "block-partnership@0f2fe29b"
-PF4 = "partnership_from4p@f018eba4"  # docs/experiments: a partnership run from block-4p
+BP = "block-partnership@f018eba4"  # the partnership run from block-4p (shipped)
+PF4 = "partnership_from4p@f018eba4"  # the same file, evaluated from docs/experiments
+BPS = "block-partnership@0f2fe29b"  # the first block-partnership, now block-partnership-scratch
 
 
 def ev(players: int, a: str, b: str, seed_: int, hands_: int) -> str:
@@ -749,50 +755,70 @@ def leaderboard_full(task: str) -> str:
     return table([*head, "vs rules, IQM"], LEADERBOARD_ALIGN, rows)
 
 
+CROSSPLAY = "4p/crossplay_vs_rules_seed81000000_40000h.json"  # block-partnership's table
+CROSSPLAY_SCRATCH = "4p/crossplay_vs_rules_seed51000000_40000h.json"  # the first policy's
+
+
+def crossplay_margin(name: str, partner: str) -> dict[str, float]:
+    """The first agent of a cross-play file beside ``partner`` (a label) against the field."""
+    d = load(name)
+    return d["margins"][0][d["agents"].index(partner)]
+
+
+def pooled_rows(label: str, files: list[str], crossplay: dict[str, float]) -> list[list[str]]:
+    """One row per 40,000-hand evaluation file, one for the cross-play table's deals, and
+    the pooled row of them all."""
+    margins = [load(f)["stats"][0]["margin"] for f in files]
+    rows = [[label, "40,000", margin(files[0])]]
+    rows += [["the same, another fresh seed", "40,000", margin(f)] for f in files[1:]]
+    rows.append(
+        [
+            f"the same, on the cross-play table's deals (seed {seed(CROSSPLAY):,})",
+            "40,000",
+            estimate(crossplay),
+        ]
+    )
+    pooled_hands = f"{40000 * (len(files) + 1):,}"
+    rows.append(["the same, all pooled", pooled_hands, pooled_estimates([*margins, crossplay])])
+    return rows
+
+
+PARTNERSHIP_TEAM = [ev(4, PF4, "rules", 74000000, 40000), ev(4, BP, "rules", 79000000, 40000)]
+PARTNERSHIP_AD_HOC = [ev(4, PF4, "rules", 76000000, 40000), ev(4, BP, "rules", 80000000, 40000)]
+
+
+def partnership_team_pooled() -> str:
+    """Two block-partnership against two rule bots: the two 40,000-hand seeds and the
+    cross-play table's 40,000, pooled."""
+    margins = [load(f)["stats"][0]["margin"] for f in PARTNERSHIP_TEAM]
+    return pooled_estimates([*margins, crossplay_margin(CROSSPLAY, "block-partnership")])
+
+
 def strength_partnership() -> str:
-    """docs/strength.md: block-partnership with a copy of itself and with a rule-bot partner."""
-    rows = [
-        [
-            "two block-partnership vs two rule bots",
-            "40,000",
-            margin(ev(4, BP, "rules", 23000000, 40000)),
-        ],
-        [
-            "the same, on the cross-play table's deals (seed 51,000,000)",
-            "40,000",
-            ci(*(load(CROSSPLAY)["margins"][0][0][k] for k in ("mean", "lo", "hi"))),
-        ],
-        ["the same, both pooled", "80,000", partnership_team_pooled()],
-        [
-            "block-partnership with a rule-bot partner vs two rule bots (`--lineup 0,1,1,1`)",
-            "40,000",
-            margin(ev(4, BP, "rules", 24000000, 40000)),
-        ],
-        [
-            "the same, on the cross-play table's deals (seed 51,000,000)",
-            "40,000",
-            ci(*(load(CROSSPLAY)["margins"][0][-1][k] for k in ("mean", "lo", "hi"))),
-        ],
-        [
-            "the same, both pooled",
-            "80,000",
-            pooled_estimates(
-                [
-                    load(ev(4, BP, "rules", 24000000, 40000))["stats"][0]["margin"],
-                    load(CROSSPLAY)["margins"][0][-1],
-                ]
+    """docs/strength.md: block-partnership with a copy of itself, a rule-bot partner and a
+    PIMC-20 partner."""
+    rows = pooled_rows(
+        "two block-partnership vs two rule bots",
+        PARTNERSHIP_TEAM,
+        crossplay_margin(CROSSPLAY, "block-partnership"),
+    )
+    rows += pooled_rows(
+        "block-partnership with a rule-bot partner vs two rule bots (`--lineup 0,1,1,1`)",
+        PARTNERSHIP_AD_HOC,
+        crossplay_margin(CROSSPLAY, "rules"),
+    )
+    rows += [
+        [label, f"{hands_:,}", margin(ev(4, PF4, opponent, seed_, hands_))]
+        for label, opponent, seed_, hands_ in (
+            ("two block-partnership vs two block-partnership-scratch", BPS, 75000000, 20000),
+            ("two block-partnership vs two PIMC-20", "pimc-20", 73000000, 4000),
+            (
+                "block-partnership with a PIMC-20 partner vs two PIMC-20 (`--lineup 0,1,1,1`)",
+                "pimc-20",
+                77000000,
+                4000,
             ),
-        ],
-        [
-            "two block-partnership vs two PIMC-20",
-            "4,000",
-            margin(ev(4, BP, "pimc-20", 42000000, 4000)),
-        ],
-        [
-            "block-partnership with a PIMC-20 partner vs two PIMC-20 (`--lineup 0,1,1,1`)",
-            "4,000",
-            margin(ev(4, BP, "pimc-20", 43000000, 4000)),
-        ],
+        )
     ]
     return table(
         ["team vs team (fresh deals)", "hands", "the team's points per hand [95% CI]"],
@@ -801,70 +827,62 @@ def strength_partnership() -> str:
     )
 
 
-def strength_partnership_from4p() -> str:
-    """docs/strength.md: the partnership run started from block-4p (not shipped)."""
+def strength_partnership_scratch() -> str:
+    """docs/strength.md: the first partnership policy, block-partnership-scratch."""
     rows = [
-        [label, f"{hands:,}", margin(ev(4, PF4, opponent, seed_, hands))]
-        for label, opponent, seed_, hands in (
-            ("two copies vs two rule bots", "rules", 74000000, 40000),
-            (
-                "with a rule-bot partner vs two rule bots (`--lineup 0,1,1,1`)",
-                "rules",
-                76000000,
-                40000,
-            ),
-            ("two copies vs two block-partnership", BP, 75000000, 20000),
-            ("two copies vs two PIMC-20", "pimc-20", 73000000, 4000),
-            (
-                "with a PIMC-20 partner vs two PIMC-20 (`--lineup 0,1,1,1`)",
-                "pimc-20",
-                77000000,
-                4000,
-            ),
-        )
+        ["two copies vs two rule bots", "40,000", margin(ev(4, BPS, "rules", 23000000, 40000))],
+        [
+            "the same, on its cross-play table's deals (seed 51,000,000)",
+            "40,000",
+            estimate(crossplay_margin(CROSSPLAY_SCRATCH, "block-partnership")),
+        ],
+        [
+            "with a rule-bot partner vs two rule bots (`--lineup 0,1,1,1`)",
+            "40,000",
+            margin(ev(4, BPS, "rules", 24000000, 40000)),
+        ],
+        [
+            "the same, on its cross-play table's deals (seed 51,000,000)",
+            "40,000",
+            estimate(crossplay_margin(CROSSPLAY_SCRATCH, "rules")),
+        ],
+        ["two copies vs two PIMC-20", "4,000", margin(ev(4, BPS, "pimc-20", 42000000, 4000))],
+        [
+            "with a PIMC-20 partner vs two PIMC-20 (`--lineup 0,1,1,1`)",
+            "4,000",
+            margin(ev(4, BPS, "pimc-20", 43000000, 4000)),
+        ],
     ]
     return table(
-        [
-            "partnership_from4p (not shipped), team vs team",
-            "hands",
-            "the team's points per hand [95% CI]",
-        ],
+        ["block-partnership-scratch, team vs team", "hands", "the team's points per hand [95% CI]"],
         ["---", "---:", "---"],
         rows,
     )
 
 
-CROSSPLAY = "4p/crossplay_vs_rules_seed51000000_40000h.json"
-
-
-def partnership_team_pooled() -> str:
-    """Two block-partnership against two rule bots: the 40,000 hands of seed 23M and the
-    cross-play table's 40,000 of seed 51M, pooled."""
-    first = load(ev(4, BP, "rules", 23000000, 40000))["stats"][0]["margin"]
-    return pooled_estimates([first, load(CROSSPLAY)["margins"][0][0]])
-
-
 CROSSPLAY_NAMES = {  # the file's labels -> the table's
     "block-partnership": "block-partnership",
-    "docs/experiments/partnership_s1.pt": "seed 1",
-    "docs/experiments/partnership_s2.pt": "seed 2",
+    "block-partnership-scratch": "scratch",
+    "docs/experiments/partnership_s1.pt": "scratch seed 1",
+    "docs/experiments/partnership_s2.pt": "scratch seed 2",
 }
 
 
 def strength_partnership_crossplay() -> str:
     """docs/strength.md: every pair of partners against two rule bots, then each trained
-    seed beside itself, beside the other seeds and beside a rule bot."""
+    policy beside itself, beside the other policies and beside a rule bot."""
     d = load(CROSSPLAY)
     names = [CROSSPLAY_NAMES.get(a, a) for a in d["agents"]]
-    m = [[ci(e["mean"], e["lo"], e["hi"]) for e in row] for row in d["margins"]]
+    m = [[estimate(e) for e in row] for row in d["margins"]]
     rows = [[f"**{n}**", *cells] for n, cells in zip(names, m)]
     matrix = table(["partner", *names], ["---"] * (len(names) + 1), rows)
-    seeds = [i for i, a in enumerate(d["agents"]) if a in CROSSPLAY_NAMES]
+    trained = [i for i, a in enumerate(d["agents"]) if a in CROSSPLAY_NAMES]
     rules = d["agents"].index("rules")
     rows = [
-        [names[i], m[i][i], "; ".join(m[i][j] for j in seeds if j != i), m[i][rules]] for i in seeds
+        [names[i], m[i][i], "; ".join(m[i][j] for j in trained if j != i), m[i][rules]]
+        for i in trained
     ]
-    head = ["policy", "beside itself", "beside the other two seeds", "beside a rule bot"]
+    head = ["policy", "beside itself", "beside the other three policies", "beside a rule bot"]
     return matrix + "\n\n" + table(head, ["---"] * 4, rows)
 
 
@@ -881,6 +899,10 @@ HIGHEST_DOUBLE = [  # label, file (the lone seat or the team first)
     ("block-4p vs three rule bots", ev(4, F4, "rules", 33000000, 4000)),
     ("a rule bot vs three block-4p", ev(4, "rules", F4, 33000000, 4000)),
     ("two block-partnership vs two rule bots", ev(4, BP, "rules", 34000000, 4000)),
+    (
+        "two block-partnership-scratch vs two rule bots, the same deals",
+        ev(4, BPS, "rules", 34000000, 4000),
+    ),
     ("block-2p vs PIMC-20", ev(2, P2, "pimc-20", 44000000, 4000)),
     ("block-3p vs two PIMC-20", ev(3, F3, "pimc-20", 45000000, 4002)),
     ("a PIMC-20 vs two block-3p", ev(3, "pimc-20", F3, 45000000, 4002)),
@@ -888,12 +910,17 @@ HIGHEST_DOUBLE = [  # label, file (the lone seat or the team first)
     ("a PIMC-20 vs three block-4p", ev(4, "pimc-20", F4, 46000000, 4000)),
     ("two block-partnership vs two PIMC-20", ev(4, BP, "pimc-20", 52000000, 4000)),
     (
-        "two partnership_hd (fine-tuned for this opening, not shipped) vs two PIMC-20",
+        "two block-partnership-scratch vs two PIMC-20, the same deals",
+        ev(4, BPS, "pimc-20", 52000000, 4000),
+    ),
+    (
+        "two partnership_hd (block-partnership-scratch fine-tuned for this opening, not "
+        "shipped) vs two PIMC-20",
         ev(4, "partnership_hd@286b0be2", "pimc-20", 54000000, 4000),
     ),
     (
-        "two block-partnership vs two PIMC-20, the same deals",
-        ev(4, BP, "pimc-20", 54000000, 4000),
+        "two block-partnership-scratch vs two PIMC-20, partnership_hd's deals",
+        ev(4, BPS, "pimc-20", 54000000, 4000),
     ),
 ]
 MATCHES = [  # label, file, the share a seat would win by chance
@@ -914,7 +941,12 @@ MATCHES = [  # label, file, the share a seat would win by chance
     ),
     (
         "two block-partnership vs two rule bots (to 100)",
-        "4p/block-partnership@0f2fe29b_vs_rules_seed38000000_1000m.json",
+        f"4p/{BP}_vs_rules_seed38000000_1000m.json",
+        "50%",
+    ),
+    (
+        "two block-partnership-scratch vs two rule bots (to 100, the same seed)",
+        f"4p/{BPS}_vs_rules_seed38000000_1000m.json",
         "50%",
     ),
     (
@@ -944,7 +976,12 @@ MATCHES = [  # label, file, the share a seat would win by chance
     ),
     (
         "two block-partnership vs two PIMC-20 (to 100)",
-        "4p/block-partnership@0f2fe29b_vs_pimc-20_seed59000000_1000m.json",
+        f"4p/{BP}_vs_pimc-20_seed59000000_1000m.json",
+        "50%",
+    ),
+    (
+        "two block-partnership-scratch vs two PIMC-20 (to 100, the same seed)",
+        f"4p/{BPS}_vs_pimc-20_seed59000000_1000m.json",
         "50%",
     ),
 ]
@@ -983,14 +1020,14 @@ def readme_strength() -> str:
         pooled_row("block-4p vs three rule bots", F4_RULES),
         pooled_row("block-4p vs three PIMC-20", PIMC16K),
         (
-            "two block-partnership vs two rule bots (partnership, 2 seeds pooled)",
-            "80,000",
+            "two block-partnership vs two rule bots (partnership, 3 seeds pooled)",
+            "120,000",
             partnership_team_pooled(),
         ),
         (
             "two block-partnership vs two PIMC-20 (partnership)",
             "4,000",
-            margin(ev(4, BP, "pimc-20", 42000000, 4000)),
+            margin(ev(4, PF4, "pimc-20", 73000000, 4000)),
         ),
         (
             f"the default run (`python train.py nproc=2`, {minutes(RUNS['default_2ranks'])} "
@@ -1016,7 +1053,7 @@ TABLES: dict[str, Callable[[], str]] = {
     "strength-4p-summary": strength_4p_summary,
     "strength-partnership": strength_partnership,
     "strength-partnership-crossplay": strength_partnership_crossplay,
-    "strength-partnership-from4p": strength_partnership_from4p,
+    "strength-partnership-scratch": strength_partnership_scratch,
     "strength-highest-double": strength_highest_double,
     "strength-matches": strength_matches,
     "ladder-lineups-seed0": ladder_lineups_seed0,
