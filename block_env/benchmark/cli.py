@@ -193,9 +193,8 @@ def tasks_table() -> str:
     for t in TASKS.values():
         names = []
         for o in t.field:
-            name = o.spec
-            if field_network(t, o.spec)[0] != o.spec:  # a name a later policy took
-                name += f" = {field_network(t, o.spec)[0]}"
+            frozen = field_network(t, o.spec)[0]  # another name when a later policy took it
+            name = o.spec if frozen == o.spec else f"{o.spec} = {frozen}"
             names.append(name if o.deals is None else f"{name} ({o.deals})")
         field = ", ".join(names)
         rows.append([t.id, t.description, f"{t.deals} x {t.num_players}", field])

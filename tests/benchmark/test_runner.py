@@ -142,6 +142,7 @@ def test_tasks_command_lists_every_task(capsys: pytest.CaptureFixture[str]) -> N
     assert main(["tasks"]) == 0
     printed = capsys.readouterr().out
     assert all(task_id in printed for task_id in TASKS)
+    assert "block-partnership = block-partnership-scratch" in printed  # the file it froze
 
 
 @pytest.mark.parametrize("task_id", sorted(FROZEN_LADDERS))
