@@ -765,10 +765,14 @@ def crossplay_margin(name: str, partner: str) -> dict[str, float]:
     return d["margins"][0][d["agents"].index(partner)]
 
 
+def pooled_with(files: list[str], crossplay: dict[str, float]) -> str:
+    """``pooled`` of the evaluation files and a cross-play cell on as many hands each."""
+    return pooled_estimates([*(load(f)["stats"][0]["margin"] for f in files), crossplay])
+
+
 def pooled_rows(label: str, files: list[str], crossplay: dict[str, float]) -> list[list[str]]:
     """One row per 40,000-hand evaluation file, one for the cross-play table's deals, and
     the pooled row of them all."""
-    margins = [load(f)["stats"][0]["margin"] for f in files]
     rows = [[label, "40,000", margin(files[0])]]
     rows += [["the same, another fresh seed", "40,000", margin(f)] for f in files[1:]]
     rows.append(
@@ -779,19 +783,19 @@ def pooled_rows(label: str, files: list[str], crossplay: dict[str, float]) -> li
         ]
     )
     pooled_hands = f"{40000 * (len(files) + 1):,}"
-    rows.append(["the same, all pooled", pooled_hands, pooled_estimates([*margins, crossplay])])
+    rows.append(["the same, all pooled", pooled_hands, pooled_with(files, crossplay)])
     return rows
 
 
 PARTNERSHIP_TEAM = [ev(4, PF4, "rules", 74000000, 40000), ev(4, BP, "rules", 79000000, 40000)]
 PARTNERSHIP_AD_HOC = [ev(4, PF4, "rules", 76000000, 40000), ev(4, BP, "rules", 80000000, 40000)]
+PARTNERSHIP_PIMC = [ev(4, PF4, "pimc-20", 73000000, 4000), ev(4, BP, "pimc-20", 82000000, 4000)]
 
 
 def partnership_team_pooled() -> str:
     """Two block-partnership against two rule bots: the two 40,000-hand seeds and the
     cross-play table's 40,000, pooled."""
-    margins = [load(f)["stats"][0]["margin"] for f in PARTNERSHIP_TEAM]
-    return pooled_estimates([*margins, crossplay_margin(CROSSPLAY, "block-partnership")])
+    return pooled_with(PARTNERSHIP_TEAM, crossplay_margin(CROSSPLAY, "block-partnership"))
 
 
 def strength_partnership() -> str:
@@ -808,17 +812,19 @@ def strength_partnership() -> str:
         crossplay_margin(CROSSPLAY, "rules"),
     )
     rows += [
-        [label, f"{hands_:,}", margin(ev(4, PF4, opponent, seed_, hands_))]
-        for label, opponent, seed_, hands_ in (
-            ("two block-partnership vs two block-partnership-scratch", BPS, 75000000, 20000),
-            ("two block-partnership vs two PIMC-20", "pimc-20", 73000000, 4000),
-            (
-                "block-partnership with a PIMC-20 partner vs two PIMC-20 (`--lineup 0,1,1,1`)",
-                "pimc-20",
-                77000000,
-                4000,
-            ),
-        )
+        [
+            "two block-partnership vs two block-partnership-scratch",
+            "20,000",
+            margin(ev(4, PF4, BPS, 75000000, 20000)),
+        ],
+        ["two block-partnership vs two PIMC-20", "4,000", margin(PARTNERSHIP_PIMC[0])],
+        ["the same, another fresh seed", "4,000", margin(PARTNERSHIP_PIMC[1])],
+        ["the same, both pooled", "8,000", pooled(PARTNERSHIP_PIMC)],
+        [
+            "block-partnership with a PIMC-20 partner vs two PIMC-20 (`--lineup 0,1,1,1`)",
+            "4,000",
+            margin(ev(4, PF4, "pimc-20", 77000000, 4000)),
+        ],
     ]
     return table(
         ["team vs team (fresh deals)", "hands", "the team's points per hand [95% CI]"],
@@ -1025,9 +1031,9 @@ def readme_strength() -> str:
             partnership_team_pooled(),
         ),
         (
-            "two block-partnership vs two PIMC-20 (partnership)",
-            "4,000",
-            margin(ev(4, PF4, "pimc-20", 73000000, 4000)),
+            "two block-partnership vs two PIMC-20 (partnership, 2 seeds pooled)",
+            "8,000",
+            pooled(PARTNERSHIP_PIMC),
         ),
         (
             f"the default run (`python train.py nproc=2`, {minutes(RUNS['default_2ranks'])} "
