@@ -756,6 +756,7 @@ def leaderboard_full(task: str) -> str:
 
 
 CROSSPLAY = "4p/crossplay_vs_rules_seed81000000_40000h.json"  # block-partnership's table
+CROSSPLAY_SEEDS = "4p/crossplay_vs_rules_seed83000000_40000h.json"  # its recipe's seeds
 CROSSPLAY_SCRATCH = "4p/crossplay_vs_rules_seed51000000_40000h.json"  # the first policy's
 
 
@@ -765,25 +766,27 @@ def crossplay_margin(name: str, partner: str) -> dict[str, float]:
     return d["margins"][0][d["agents"].index(partner)]
 
 
-def pooled_with(files: list[str], crossplay: dict[str, float]) -> str:
-    """``pooled`` of the evaluation files and a cross-play cell on as many hands each."""
-    return pooled_estimates([*(load(f)["stats"][0]["margin"] for f in files), crossplay])
+def partnership_cells(partner: str) -> list[dict[str, float]]:
+    """block-partnership beside ``partner`` in each of its cross-play tables."""
+    return [crossplay_margin(f, partner) for f in (CROSSPLAY, CROSSPLAY_SEEDS)]
 
 
-def pooled_rows(label: str, files: list[str], crossplay: dict[str, float]) -> list[list[str]]:
-    """One row per 40,000-hand evaluation file, one for the cross-play table's deals, and
-    the pooled row of them all."""
+def pooled_with(files: list[str], cells: list[dict[str, float]]) -> str:
+    """``pooled`` of the evaluation files and cross-play cells on as many hands each."""
+    return pooled_estimates([*(load(f)["stats"][0]["margin"] for f in files), *cells])
+
+
+def pooled_rows(label: str, files: list[str], partner: str) -> list[list[str]]:
+    """One row per 40,000-hand evaluation file, one per cross-play table's deals (beside
+    ``partner``), and the pooled row of them all."""
     rows = [[label, "40,000", margin(files[0])]]
     rows += [["the same, another fresh seed", "40,000", margin(f)] for f in files[1:]]
-    rows.append(
-        [
-            f"the same, on the cross-play table's deals (seed {seed(CROSSPLAY):,})",
-            "40,000",
-            estimate(crossplay),
-        ]
-    )
-    pooled_hands = f"{40000 * (len(files) + 1):,}"
-    rows.append(["the same, all pooled", pooled_hands, pooled_with(files, crossplay)])
+    cells = partnership_cells(partner)
+    for name, cell in zip((CROSSPLAY, CROSSPLAY_SEEDS), cells):
+        deals = f"the same, on a cross-play table's deals (seed {seed(name):,})"
+        rows.append([deals, "40,000", estimate(cell)])
+    pooled_hands = f"{40000 * (len(files) + len(cells)):,}"
+    rows.append(["the same, all pooled", pooled_hands, pooled_with(files, cells)])
     return rows
 
 
@@ -793,9 +796,9 @@ PARTNERSHIP_PIMC = ev(4, PF4, "pimc-20", 73000000, 4000)
 
 
 def partnership_team_pooled() -> str:
-    """Two block-partnership against two rule bots: the two 40,000-hand seeds and the
-    cross-play table's 40,000, pooled."""
-    return pooled_with(PARTNERSHIP_TEAM, crossplay_margin(CROSSPLAY, "block-partnership"))
+    """Two block-partnership against two rule bots: the two 40,000-hand seeds and the two
+    cross-play tables' 40,000 each, pooled."""
+    return pooled_with(PARTNERSHIP_TEAM, partnership_cells("block-partnership"))
 
 
 def strength_partnership() -> str:
@@ -804,12 +807,12 @@ def strength_partnership() -> str:
     rows = pooled_rows(
         "two block-partnership vs two rule bots",
         PARTNERSHIP_TEAM,
-        crossplay_margin(CROSSPLAY, "block-partnership"),
+        "block-partnership",
     )
     rows += pooled_rows(
         "block-partnership with a rule-bot partner vs two rule bots (`--lineup 0,1,1,1`)",
         PARTNERSHIP_AD_HOC,
-        crossplay_margin(CROSSPLAY, "rules"),
+        "rules",
     )
     rows += [
         [
@@ -864,18 +867,20 @@ def strength_partnership_scratch() -> str:
     )
 
 
-CROSSPLAY_NAMES = {  # the file's labels -> the table's
+CROSSPLAY_NAMES = {  # the files' labels -> the tables'
     "block-partnership": "block-partnership",
     "block-partnership-scratch": "scratch",
     "docs/experiments/partnership_s1.pt": "scratch seed 1",
     "docs/experiments/partnership_s2.pt": "scratch seed 2",
+    "docs/experiments/partnership_from4p_s5.pt": "seed 5",
+    "docs/experiments/partnership_from4p_s6.pt": "seed 6",
 }
 
 
-def strength_partnership_crossplay() -> str:
-    """docs/strength.md: every pair of partners against two rule bots, then each trained
-    policy beside itself, beside the other policies and beside a rule bot."""
-    d = load(CROSSPLAY)
+def crossplay_tables(name: str) -> str:
+    """Every pair of partners against the field in the cross-play file ``name``, then each
+    trained policy beside itself, beside the other trained policies and beside a rule bot."""
+    d = load(name)
     names = [CROSSPLAY_NAMES.get(a, a) for a in d["agents"]]
     m = [[estimate(e) for e in row] for row in d["margins"]]
     rows = [[f"**{n}**", *cells] for n, cells in zip(names, m)]
@@ -886,8 +891,19 @@ def strength_partnership_crossplay() -> str:
         [names[i], m[i][i], "; ".join(m[i][j] for j in trained if j != i), m[i][rules]]
         for i in trained
     ]
-    head = ["policy", "beside itself", "beside the other three policies", "beside a rule bot"]
+    count = ("two", "three", "four", "five")[len(trained) - 3]  # both files have 3 or more
+    head = ["policy", "beside itself", f"beside the other {count} policies", "beside a rule bot"]
     return matrix + "\n\n" + table(head, ["---"] * 4, rows)
+
+
+def strength_partnership_crossplay() -> str:
+    """docs/strength.md: block-partnership and the first policy's recipe, as partners."""
+    return crossplay_tables(CROSSPLAY)
+
+
+def strength_partnership_seeds() -> str:
+    """docs/strength.md: block-partnership and two more seeds of its own recipe, as partners."""
+    return crossplay_tables(CROSSPLAY_SEEDS)
 
 
 def match_win(name: str, seat: int = 0) -> str:
@@ -1024,8 +1040,8 @@ def readme_strength() -> str:
         pooled_row("block-4p vs three rule bots", F4_RULES),
         pooled_row("block-4p vs three PIMC-20", PIMC16K),
         (
-            "two block-partnership vs two rule bots (partnership, 3 seeds pooled)",
-            "120,000",
+            "two block-partnership vs two rule bots (partnership, 4 seeds pooled)",
+            "160,000",
             partnership_team_pooled(),
         ),
         (
@@ -1057,6 +1073,7 @@ TABLES: dict[str, Callable[[], str]] = {
     "strength-4p-summary": strength_4p_summary,
     "strength-partnership": strength_partnership,
     "strength-partnership-crossplay": strength_partnership_crossplay,
+    "strength-partnership-seeds": strength_partnership_seeds,
     "strength-partnership-scratch": strength_partnership_scratch,
     "strength-highest-double": strength_highest_double,
     "strength-matches": strength_matches,
