@@ -758,6 +758,7 @@ def leaderboard_full(task: str) -> str:
 CROSSPLAY = "4p/crossplay_vs_rules_seed81000000_40000h.json"  # block-partnership's table
 CROSSPLAY_SEEDS = "4p/crossplay_vs_rules_seed83000000_40000h.json"  # its recipe's seeds
 CROSSPLAY_SCRATCH = "4p/crossplay_vs_rules_seed51000000_40000h.json"  # the first policy's
+PARTNERSHIP_CROSSPLAY = (CROSSPLAY, CROSSPLAY_SEEDS)  # the tables with block-partnership
 
 
 def crossplay_margin(name: str, partner: str) -> dict[str, float]:
@@ -768,7 +769,7 @@ def crossplay_margin(name: str, partner: str) -> dict[str, float]:
 
 def partnership_cells(partner: str) -> list[dict[str, float]]:
     """block-partnership beside ``partner`` in each of its cross-play tables."""
-    return [crossplay_margin(f, partner) for f in (CROSSPLAY, CROSSPLAY_SEEDS)]
+    return [crossplay_margin(f, partner) for f in PARTNERSHIP_CROSSPLAY]
 
 
 def pooled_with(files: list[str], cells: list[dict[str, float]]) -> str:
@@ -782,7 +783,7 @@ def pooled_rows(label: str, files: list[str], partner: str) -> list[list[str]]:
     rows = [[label, "40,000", margin(files[0])]]
     rows += [["the same, another fresh seed", "40,000", margin(f)] for f in files[1:]]
     cells = partnership_cells(partner)
-    for name, cell in zip((CROSSPLAY, CROSSPLAY_SEEDS), cells):
+    for name, cell in zip(PARTNERSHIP_CROSSPLAY, cells):
         deals = f"the same, on a cross-play table's deals (seed {seed(name):,})"
         rows.append([deals, "40,000", estimate(cell)])
     pooled_hands = f"{40000 * (len(files) + len(cells)):,}"
