@@ -793,7 +793,7 @@ def pooled_rows(label: str, files: list[str], partner: str) -> list[list[str]]:
 
 PARTNERSHIP_TEAM = [ev(4, PF4, "rules", 74000000, 40000), ev(4, BP, "rules", 79000000, 40000)]
 PARTNERSHIP_AD_HOC = [ev(4, PF4, "rules", 76000000, 40000), ev(4, BP, "rules", 80000000, 40000)]
-PARTNERSHIP_PIMC = ev(4, PF4, "pimc-20", 73000000, 4000)
+PARTNERSHIP_PIMC = [ev(4, PF4, "pimc-20", 73000000, 4000), ev(4, BP, "pimc-20", 82000000, 4000)]
 
 
 def partnership_team_pooled() -> str:
@@ -821,7 +821,9 @@ def strength_partnership() -> str:
             "20,000",
             margin(ev(4, PF4, BPS, 75000000, 20000)),
         ],
-        ["two block-partnership vs two PIMC-20", "4,000", margin(PARTNERSHIP_PIMC)],
+        ["two block-partnership vs two PIMC-20", "4,000", margin(PARTNERSHIP_PIMC[0])],
+        ["the same, another fresh seed", "4,000", margin(PARTNERSHIP_PIMC[1])],
+        ["the same, both pooled", "8,000", pooled(PARTNERSHIP_PIMC)],
         [
             "block-partnership with a PIMC-20 partner vs two PIMC-20 (`--lineup 0,1,1,1`)",
             "4,000",
@@ -1046,9 +1048,9 @@ def readme_strength() -> str:
             partnership_team_pooled(),
         ),
         (
-            "two block-partnership vs two PIMC-20 (partnership, one seed)",
-            "4,000",
-            margin(PARTNERSHIP_PIMC),
+            "two block-partnership vs two PIMC-20 (partnership, 2 seeds pooled)",
+            "8,000",
+            pooled(PARTNERSHIP_PIMC),
         ),
         (
             f"the default run (`python train.py nproc=2`, {minutes(RUNS['default_2ranks'])} "
