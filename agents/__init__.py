@@ -21,6 +21,7 @@ REGISTRY: dict[str, str] = {
     "omniscient": "agents.omniscient:OmniscientAgent",
     "guided": "agents.guided:GuidedSearchAgent",  # guided:policy=block-2p,worlds=50,weight=2
     "block-2p-search": "agents.guided:block_2p_search",  # the 2-player preset
+    "block-partnership-search": "agents.guided:block_partnership_search",
     "rllib": "block_env.integrations.rllib:load_agent",  # rllib:path=RUN_OR_CHECKPOINT
 }
 

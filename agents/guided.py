@@ -32,7 +32,13 @@ from agents.pimc import PIMCAgent
 from agents.solver import best_action
 from block_env.tiles import tile_set
 
-__all__ = ["BLOCK_2P_SEARCH", "GuidedSearchAgent", "block_2p_search"]
+__all__ = [
+    "BLOCK_2P_SEARCH",
+    "BLOCK_PARTNERSHIP_SEARCH",
+    "GuidedSearchAgent",
+    "block_2p_search",
+    "block_partnership_search",
+]
 
 # The shipped preset: network, worlds, weight (points per nat of log-probability).
 BLOCK_2P_SEARCH: dict[str, Any] = {
@@ -40,6 +46,14 @@ BLOCK_2P_SEARCH: dict[str, Any] = {
     "worlds": 50,
     "weight": 2.0,
     "node_budget": 25_000,  # the opening lead (~1,300 nodes a world) stops near 19 worlds
+}
+# The partnership preset: block-partnership's network beside PIMC-20's worlds, weight chosen
+# against two PIMC-20 on tuning deals (docs/strength.md, "Search at play time").
+BLOCK_PARTNERSHIP_SEARCH: dict[str, Any] = {
+    "policy": "block-partnership",
+    "worlds": 20,
+    "weight": 1.0,
+    "node_budget": None,
 }
 _FLOOR = 1e-9  # probability floor: a move the network never plays keeps a finite score
 
@@ -105,14 +119,43 @@ class GuidedSearchAgent:
         return best_action(self.last_scores, self.tiles)
 
 
+def _preset(
+    preset: Mapping[str, Any],
+    seed: int | None,
+    worlds: int | None,
+    weight: float | None,
+    node_budget: int | None,
+    time_budget: float | None,
+) -> GuidedSearchAgent:
+    """A guided agent with a preset's settings, each overridden by a keyword given."""
+    return GuidedSearchAgent(
+        preset["policy"],
+        preset["worlds"] if worlds is None else worlds,
+        preset["weight"] if weight is None else weight,
+        seed,
+        time_budget,
+        preset["node_budget"] if node_budget is None else node_budget,
+    )
+
+
 def block_2p_search(
     seed: int | None = None,
-    worlds: int = BLOCK_2P_SEARCH["worlds"],
-    weight: float = BLOCK_2P_SEARCH["weight"],
-    node_budget: int | None = BLOCK_2P_SEARCH["node_budget"],
+    worlds: int | None = None,
+    weight: float | None = None,
+    node_budget: int | None = None,
     time_budget: float | None = None,
 ) -> GuidedSearchAgent:
     """The shipped 2-player search agent (``BLOCK_2P_SEARCH``); keywords override it."""
-    return GuidedSearchAgent(
-        BLOCK_2P_SEARCH["policy"], worlds, weight, seed, time_budget, node_budget
-    )
+    return _preset(BLOCK_2P_SEARCH, seed, worlds, weight, node_budget, time_budget)
+
+
+def block_partnership_search(
+    seed: int | None = None,
+    worlds: int | None = None,
+    weight: float | None = None,
+    node_budget: int | None = None,
+    time_budget: float | None = None,
+) -> GuidedSearchAgent:
+    """The shipped partnership search agent (``BLOCK_PARTNERSHIP_SEARCH``): block-partnership's
+    network guiding PIMC's worlds; keywords override it."""
+    return _preset(BLOCK_PARTNERSHIP_SEARCH, seed, worlds, weight, node_budget, time_budget)

@@ -13,7 +13,7 @@ import pytest
 import torch
 
 import agents
-from agents.guided import BLOCK_2P_SEARCH, GuidedSearchAgent
+from agents.guided import BLOCK_2P_SEARCH, BLOCK_PARTNERSHIP_SEARCH, GuidedSearchAgent
 from agents.network import ActorCritic, NetConfig
 from agents.pimc import PIMCAgent
 from agents.policy import PolicyAgent
@@ -130,15 +130,36 @@ def test_preset_plays_in_evaluate_hands_and_matches() -> None:
     assert hands.hands == 4 and matches.matches == 2 and not hands.notes
 
 
-def test_preset_is_the_shipped_network_with_its_settings() -> None:
-    agent = agents.make("block-2p-search", seed=0)
+@pytest.mark.parametrize(
+    ("name", "preset", "network"),
+    [
+        ("block-2p-search", BLOCK_2P_SEARCH, "block-2p-plain"),
+        ("block-partnership-search", BLOCK_PARTNERSHIP_SEARCH, "block-partnership"),
+    ],
+)
+def test_preset_is_the_shipped_network_with_its_settings(
+    name: str, preset: dict[str, Any], network: str
+) -> None:
+    agent = agents.make(name, seed=0)
     assert isinstance(agent, GuidedSearchAgent)
-    assert agent.pimc.worlds == BLOCK_2P_SEARCH["worlds"]
-    assert agent.weight == BLOCK_2P_SEARCH["weight"]
-    assert agent.game == agents.load("block-2p").game == agents.load("block-2p-plain").game
-    assert agent.obs_type == "observation"  # block-2p-plain, the network it was tuned with
-    override = agents.make("block-2p-search", worlds=3)
-    assert override.pimc.worlds == 3 and override.weight == BLOCK_2P_SEARCH["weight"]
+    assert preset["policy"] == network
+    assert agent.pimc.worlds == preset["worlds"]
+    assert agent.weight == preset["weight"]
+    assert agent.pimc.node_budget == preset["node_budget"]
+    assert agent.game == agents.load(network).game
+    override = agents.make(name, worlds=3, weight=0.25)
+    assert override.pimc.worlds == 3 and override.weight == 0.25
+    assert override.pimc.node_budget == preset["node_budget"]
+
+
+def test_partnership_preset_plays_partnership_and_refuses_individual_play() -> None:
+    hands = evaluate(
+        ["block-partnership-search:worlds=2", "rules"], num_players=4, partnership=True, hands=4
+    )
+    assert hands.hands == 4 and not hands.notes
+    assert agents.make("block-partnership-search").game["partnership"] is True
+    with pytest.raises(SetupError, match="block-partnership-search was trained for .*partnership"):
+        evaluate(["block-partnership-search", "rules"], num_players=4, hands=4)
 
 
 def test_reads_an_information_state_network() -> None:
