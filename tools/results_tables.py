@@ -197,6 +197,7 @@ SEARCH = "block-2p-search@7779b4d6"
 BP = "block-partnership@f018eba4"  # the partnership run from block-4p (shipped)
 PF4 = "partnership_from4p@f018eba4"  # the same file, evaluated from docs/experiments
 BPS = "block-partnership@0f2fe29b"  # the first block-partnership, now block-partnership-scratch
+BP_SEARCH = "block-partnership-search@f018eba4"  # PIMC-20's worlds guided by block-partnership
 
 
 def ev(players: int, a: str, b: str, seed_: int, hands_: int) -> str:
@@ -837,6 +838,27 @@ def strength_partnership() -> str:
     )
 
 
+PARTNERSHIP_SEARCH_TEAM = ev(4, BP_SEARCH, "pimc-20", 84000000, 4000)
+PARTNERSHIP_SEARCH_AD_HOC = ev(4, BP_SEARCH, "pimc-20", 85000000, 4000)
+
+
+def strength_partnership_search() -> str:
+    """docs/strength.md: block-partnership-search against two PIMC-20, as a team of two and
+    beside a PIMC-20 partner."""
+    rows = [
+        ["two block-partnership-search vs two PIMC-20", margin(PARTNERSHIP_SEARCH_TEAM)],
+        [
+            "block-partnership-search with a PIMC-20 partner vs two PIMC-20 (`--lineup 0,1,1,1`)",
+            margin(PARTNERSHIP_SEARCH_AD_HOC),
+        ],
+    ]
+    return table(
+        ["4,000 fresh hands each", "the team's points per hand [95% CI]"],
+        ["---", "---"],
+        rows,
+    )
+
+
 def strength_partnership_scratch() -> str:
     """docs/strength.md: the first partnership policy, block-partnership-scratch."""
     rows = [
@@ -1053,6 +1075,11 @@ def readme_strength() -> str:
             pooled(PARTNERSHIP_PIMC),
         ),
         (
+            "two block-partnership-search (the network guiding PIMC-20's worlds) vs two PIMC-20",
+            "4,000",
+            margin(PARTNERSHIP_SEARCH_TEAM),
+        ),
+        (
             f"the default run (`python train.py nproc=2`, {minutes(RUNS['default_2ranks'])} "
             "min on the 2-core CPU) vs the rule bot",
             f"{load(RUNS['default_2ranks'])['final']['rules']['hands']:,}",
@@ -1078,6 +1105,7 @@ TABLES: dict[str, Callable[[], str]] = {
     "strength-partnership-crossplay": strength_partnership_crossplay,
     "strength-partnership-seeds": strength_partnership_seeds,
     "strength-partnership-scratch": strength_partnership_scratch,
+    "strength-partnership-search": strength_partnership_search,
     "strength-highest-double": strength_highest_double,
     "strength-matches": strength_matches,
     "ladder-lineups-seed0": ladder_lineups_seed0,
