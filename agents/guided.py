@@ -18,6 +18,12 @@ information-state one), 50 worlds and weight 2, chosen against that network on 2
 of duplicate deals (weights 0.5 to 8, 50 and 100 worlds), with a node budget that keeps
 every decision under 100 ms on one core. On fresh deals it is level with both that network
 and PIMC-100 (docs/ladder.md, "Search at play time"): a tool, not yet a stronger player.
+
+``block-partnership-search`` is the preset for partnership: the ``block-partnership``
+network beside the 20 worlds of the PIMC-20 it plays against, weight 1. There the
+search and the network err apart enough that the two together beat two PIMC-20, and help
+a PIMC-20 partner against two PIMC-20, where the network alone does neither
+(docs/strength.md, "Search at play time: block-partnership-search").
 """
 
 from __future__ import annotations

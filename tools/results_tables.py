@@ -840,16 +840,22 @@ def strength_partnership() -> str:
 
 PARTNERSHIP_SEARCH_TEAM = ev(4, BP_SEARCH, "pimc-20", 84000000, 4000)
 PARTNERSHIP_SEARCH_AD_HOC = ev(4, BP_SEARCH, "pimc-20", 85000000, 4000)
+PARTNERSHIP_SEARCH_RULES = ev(4, BP_SEARCH, "rules", 86000000, 4000)
 
 
 def strength_partnership_search() -> str:
     """docs/strength.md: block-partnership-search against two PIMC-20, as a team of two and
-    beside a PIMC-20 partner."""
+    beside a PIMC-20 partner, and beside a rule-bot partner against two rule bots."""
     rows = [
         ["two block-partnership-search vs two PIMC-20", margin(PARTNERSHIP_SEARCH_TEAM)],
         [
             "block-partnership-search with a PIMC-20 partner vs two PIMC-20 (`--lineup 0,1,1,1`)",
             margin(PARTNERSHIP_SEARCH_AD_HOC),
+        ],
+        [
+            "block-partnership-search with a rule-bot partner vs two rule bots"
+            " (`--lineup 0,1,1,1`)",
+            margin(PARTNERSHIP_SEARCH_RULES),
         ],
     ]
     return table(
