@@ -29,7 +29,7 @@ a PIMC-20 partner against two PIMC-20, where the network alone does neither
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -125,43 +125,35 @@ class GuidedSearchAgent:
         return best_action(self.last_scores, self.tiles)
 
 
-def _preset(
-    preset: Mapping[str, Any],
-    seed: int | None,
-    worlds: int | None,
-    weight: float | None,
-    node_budget: int | None,
-    time_budget: float | None,
-) -> GuidedSearchAgent:
-    """A guided agent with a preset's settings, each overridden by a keyword given."""
-    return GuidedSearchAgent(
-        preset["policy"],
-        preset["worlds"] if worlds is None else worlds,
-        preset["weight"] if weight is None else weight,
-        seed,
-        time_budget,
-        preset["node_budget"] if node_budget is None else node_budget,
-    )
+def _preset_builder(preset: Mapping[str, Any], doc: str) -> Callable[..., GuidedSearchAgent]:
+    """The factory of a preset: a guided agent with the preset's settings, each overridden by
+    a keyword given (``seed``, ``worlds``, ``weight``, ``node_budget``, ``time_budget``)."""
+
+    def build(
+        seed: int | None = None,
+        worlds: int | None = None,
+        weight: float | None = None,
+        node_budget: int | None = None,
+        time_budget: float | None = None,
+    ) -> GuidedSearchAgent:
+        return GuidedSearchAgent(
+            preset["policy"],
+            preset["worlds"] if worlds is None else worlds,
+            preset["weight"] if weight is None else weight,
+            seed,
+            time_budget,
+            preset["node_budget"] if node_budget is None else node_budget,
+        )
+
+    build.__doc__ = doc
+    return build
 
 
-def block_2p_search(
-    seed: int | None = None,
-    worlds: int | None = None,
-    weight: float | None = None,
-    node_budget: int | None = None,
-    time_budget: float | None = None,
-) -> GuidedSearchAgent:
-    """The shipped 2-player search agent (``BLOCK_2P_SEARCH``); keywords override it."""
-    return _preset(BLOCK_2P_SEARCH, seed, worlds, weight, node_budget, time_budget)
-
-
-def block_partnership_search(
-    seed: int | None = None,
-    worlds: int | None = None,
-    weight: float | None = None,
-    node_budget: int | None = None,
-    time_budget: float | None = None,
-) -> GuidedSearchAgent:
-    """The shipped partnership search agent (``BLOCK_PARTNERSHIP_SEARCH``): block-partnership's
-    network guiding PIMC's worlds; keywords override it."""
-    return _preset(BLOCK_PARTNERSHIP_SEARCH, seed, worlds, weight, node_budget, time_budget)
+block_2p_search = _preset_builder(
+    BLOCK_2P_SEARCH, "The shipped 2-player search agent (``BLOCK_2P_SEARCH``)."
+)
+block_partnership_search = _preset_builder(
+    BLOCK_PARTNERSHIP_SEARCH,
+    "The shipped partnership search agent (``BLOCK_PARTNERSHIP_SEARCH``): block-partnership's"
+    " network guiding PIMC-20's worlds.",
+)
