@@ -152,6 +152,12 @@ def test_preset_is_the_shipped_network_with_its_settings(
     assert override.pimc.node_budget == preset["node_budget"]
 
 
+def test_2p_preset_reads_the_plain_observation_of_block_2p_s_game() -> None:
+    agent = agents.make("block-2p-search", seed=0)
+    assert agent.game == agents.load("block-2p").game == agents.load("block-2p-plain").game
+    assert agent.obs_type == "observation"  # block-2p-plain, the network it was tuned with
+
+
 def test_partnership_preset_plays_partnership_and_refuses_individual_play() -> None:
     hands = evaluate(
         ["block-partnership-search:worlds=2", "rules"], num_players=4, partnership=True, hands=4
