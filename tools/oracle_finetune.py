@@ -4,7 +4,12 @@ Reads the decisions of ``tools/oracle_dataset.py`` and trains the actor so that,
 observation, its logits minus their mean over the legal moves match the labels (the true
 deal's exact values, or PIMC's means) minus theirs, divided by ``--temperature`` (points).
 The greedy move is then the move of highest expected value under the labels; the sampled
-policy is the Boltzmann policy over those values. Reports, on a held-out tenth of the hands,
+policy is the Boltzmann policy over those values. ``--prior`` keeps the initial policy in
+the target instead: the actor is fitted by cross-entropy to
+softmax(initial log-probabilities + labels / temperature) over the legal moves, the policy
+whose greedy move is the one ``agents.guided`` plays at weight = temperature (a one-step
+policy improvement, as in expert iteration), so moves the labels find close stay as the
+initial policy played them. Reports, on a held-out tenth of the hands,
 the mean regret (points the greedy move loses against the best move of the true deal) before
 and after.
 
@@ -31,6 +36,15 @@ def centred(x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     return torch.where(mask, x - mean, torch.zeros_like(x))
 
 
+def improved_policy(
+    logits: torch.Tensor, labels: torch.Tensor, mask: torch.Tensor, temperature: float
+) -> torch.Tensor:
+    """softmax(log-probabilities + labels / temperature) over the legal moves, 0 elsewhere:
+    the policy tilted towards the moves the labels value, most where it was unsure."""
+    logp = logits.masked_fill(~mask, -1e30).log_softmax(1)
+    return (logp + labels / temperature).masked_fill(~mask, -1e30).softmax(1)
+
+
 def regret_of(pick: torch.Tensor, mask: torch.Tensor, values: torch.Tensor) -> float:
     """Mean points the moves ``pick`` give up against the true deal's best legal move."""
     best = values.masked_fill(~mask, -1e30).max(1).values
@@ -54,6 +68,11 @@ def main() -> None:
     p.add_argument("--lr", type=float, default=3e-4)
     p.add_argument("--batch", type=int, default=1024)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument(
+        "--prior",
+        action="store_true",
+        help="fit softmax(initial log-probabilities + labels / temperature) by cross-entropy",
+    )
     a = p.parse_args()
     if a.temperature <= 0 or a.epochs < 0 or a.lr <= 0 or a.batch < 1:
         p.error("--temperature and --lr must be > 0, --epochs >= 0 and --batch >= 1")
@@ -73,7 +92,11 @@ def main() -> None:
     train_idx = torch.nonzero(~held)[:, 0]
     pf = read_policy_file(a.init)
     model = pf.model
-    target = centred(labels, mask) / a.temperature
+    if a.prior:
+        with torch.no_grad():
+            target = improved_policy(model.logits(obs), labels, mask, a.temperature)
+    else:
+        target = centred(labels, mask) / a.temperature
     v = (obs[held], mask[held], values[held])
     print(f"{n} decisions ({int(held.sum())} held out); regret before {regret(model, *v):.3f}")
     if exact != "values":  # search labels: the regret of their own best move
@@ -89,8 +112,12 @@ def main() -> None:
         total = 0.0
         for i in range(0, len(perm), a.batch):
             b = perm[i : i + a.batch]
-            out = centred(model.logits(obs[b]), mask[b])
-            loss = ((out - target[b]) ** 2).sum(1).div(mask[b].sum(1)).mean()
+            if a.prior:
+                logp = model.logits(obs[b]).masked_fill(~mask[b], -1e30).log_softmax(1)
+                loss = -(target[b] * logp.masked_fill(~mask[b], 0.0)).sum(1).mean()
+            else:
+                out = centred(model.logits(obs[b]), mask[b])
+                loss = ((out - target[b]) ** 2).sum(1).div(mask[b].sum(1)).mean()
             opt.zero_grad()
             loss.backward()
             opt.step()
@@ -100,7 +127,8 @@ def main() -> None:
             f"{regret(model, *v):.3f}",
             flush=True,
         )
-    save_policy(a.out, model, meta={"oracle_data": [str(f) for f in a.data]}, game=pf.game)
+    meta = {"oracle_data": [str(f) for f in a.data], "prior": a.prior, "temperature": a.temperature}
+    save_policy(a.out, model, meta=meta, game=pf.game)
     print(f"-> {a.out}")
 
 

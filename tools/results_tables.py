@@ -225,6 +225,7 @@ LADDERS = {
     2: f"ladders/ladder_2p_{PL}_seed0_1000h.json",
     3: f"ladders/ladder_3p_{S3}_seed0_402h.json",
     4: f"ladders/ladder_4p_{F4}_seed0_300h.json",
+    "partnership": f"ladders/ladder_partnership_{BP}_seed87000000_400h.json",
 }
 INFOSTATE = [  # label, file, bold margin
     ("pimc-100", ev(2, P2, "pimc-100", 15000000, 8000), True),
@@ -486,7 +487,7 @@ def ladder_2p_search() -> str:
     )
 
 
-def _ladder(players: int, names: dict[str, str]) -> str:
+def _ladder(players: int | str, names: dict[str, str]) -> str:
     data = dict(load(LADDERS[players]))
     data["agents"] = [names.get(a, a) for a in data["agents"]]
     return ladder_tables.render(data)
@@ -505,6 +506,11 @@ def ladder_3p() -> str:
 def ladder_4p() -> str:
     """docs/ladder.md: the 4-player round robin (the fine-tuned block-4p)."""
     return _ladder(4, {})
+
+
+def ladder_partnership() -> str:
+    """docs/ladder.md: the partnership round robin, team against team on fresh deals."""
+    return _ladder("partnership", {})
 
 
 def policies_time_to_strength() -> str:
@@ -1124,6 +1130,7 @@ TABLES: dict[str, Callable[[], str]] = {
     "ladder-2p-infostate": ladder_2p_infostate,
     "ladder-3p": ladder_3p,
     "ladder-4p": ladder_4p,
+    "ladder-partnership": ladder_partnership,
     "ladder-2p-search": ladder_2p_search,
     "policies-time-to-strength": policies_time_to_strength,
     "policies-final-evaluation": policies_final_evaluation,

@@ -98,3 +98,36 @@ def test_fit_lowers_its_loss(labelled, tmp_path, monkeypatch, capsys) -> None:
     fitted = agents.load(str(out), greedy=True)
     obs = {"observation": labelled["obs"][0], "action_mask": labelled["mask"][0]}
     assert labelled["mask"][0][fitted.act(obs)]
+
+
+def test_improved_policy_tilts_the_prior_by_the_labels() -> None:
+    mask = torch.tensor([[True, True, True, False]])
+    logits = torch.tensor([[2.0, 0.0, 0.0, 50.0]])  # the illegal move's logit is ignored
+    labels = torch.tensor([[0.0, 3.0, 0.0, 0.0]])
+    tilted = oracle_finetune.improved_policy(logits, labels, mask, temperature=1.0)
+    assert tilted[0, 3] == 0.0 and float(tilted.sum()) == pytest.approx(1.0)
+    # probabilities in the ratio prior x exp(label / T): e^2 : e^3 : e^0
+    expected = torch.tensor([np.e**2, np.e**3, 1.0]) / (np.e**2 + np.e**3 + 1.0)
+    assert tilted[0, :3] == pytest.approx(expected, rel=1e-5)
+    # a huge temperature keeps the prior; a tiny one plays the labels' best move
+    flat = oracle_finetune.improved_policy(logits, labels, mask, temperature=1e9)
+    prior = torch.tensor([np.e**2, 1.0, 1.0]) / (np.e**2 + 2.0)
+    assert flat[0, :3] == pytest.approx(prior, rel=1e-5)
+    sharp = oracle_finetune.improved_policy(logits, labels, mask, temperature=1e-3)
+    assert int(sharp.argmax()) == 1 and float(sharp[0, 1]) == pytest.approx(1.0)
+
+
+def test_fit_to_the_improved_policy_lowers_its_loss(labelled, tmp_path, monkeypatch, capsys):
+    data = tmp_path / "d.npz"
+    np.savez(data, **labelled)
+    out = tmp_path / "p.pt"
+    argv = ["oracle_finetune.py", str(data), "--out", str(out), "--epochs", "6", "--prior"]
+    monkeypatch.setattr(sys, "argv", [*argv, "--temperature", "1", "--lr", "1e-3"])
+    oracle_finetune.main()
+    lines = capsys.readouterr().out.splitlines()
+    losses = [float(ln.split("loss ")[1].split(",")[0]) for ln in lines if ln.startswith("epoch")]
+    assert len(losses) == 6 and losses[-1] < losses[0]
+    from agents.policy_files import read_policy_file
+
+    meta = read_policy_file(str(out)).meta
+    assert meta["prior"] is True and meta["temperature"] == 1.0
