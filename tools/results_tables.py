@@ -949,6 +949,8 @@ def match_win(name: str, seat: int = 0) -> str:
     return f"{pct(m['mean'])} [{pct(m['lo'])}, {pct(m['hi'])}]"
 
 
+HIGHEST_DOUBLE_2P_PIMC = ev(2, P2, "pimc-20", 44000000, 4000)  # also a README row
+MATCHES_2P_PIMC = "2p/block-2p@82065c70_vs_pimc-20_seed47000000_2000m.json"  # also a README row
 HIGHEST_DOUBLE = [  # label, file (the lone seat or the team first)
     ("block-2p vs the rule bot", ev(2, P2, "rules", 31000000, 4000)),
     ("block-3p vs two rule bots", ev(3, F3, "rules", 32000000, 4002)),
@@ -960,7 +962,7 @@ HIGHEST_DOUBLE = [  # label, file (the lone seat or the team first)
         "two block-partnership-scratch vs two rule bots, the same deals",
         ev(4, BPS, "rules", 34000000, 4000),
     ),
-    ("block-2p vs PIMC-20", ev(2, P2, "pimc-20", 44000000, 4000)),
+    ("block-2p vs PIMC-20", HIGHEST_DOUBLE_2P_PIMC),
     ("block-3p vs two PIMC-20", ev(3, F3, "pimc-20", 45000000, 4002)),
     ("a PIMC-20 vs two block-3p", ev(3, "pimc-20", F3, 45000000, 4002)),
     ("block-4p vs three PIMC-20", ev(4, F4, "pimc-20", 46000000, 4000)),
@@ -1008,7 +1010,7 @@ MATCHES = [  # label, file, the share a seat would win by chance
     ),
     (
         "block-2p vs PIMC-20 (to 100)",
-        "2p/block-2p@82065c70_vs_pimc-20_seed47000000_2000m.json",
+        MATCHES_2P_PIMC,
         "50%",
     ),
     (
@@ -1090,6 +1092,16 @@ def readme_strength() -> str:
             "two block-partnership-search (the network guiding PIMC-20's worlds) vs two PIMC-20",
             "4,000",
             margin(PARTNERSHIP_SEARCH_TEAM),
+        ),
+        (
+            "block-2p vs PIMC-20, the highest double opens (one hand)",
+            f"{hands(HIGHEST_DOUBLE_2P_PIMC):,}",
+            margin(HIGHEST_DOUBLE_2P_PIMC),
+        ),
+        (
+            "block-2p vs PIMC-20, whole matches to 100",
+            f"{load(MATCHES_2P_PIMC)['matches']:,} matches",
+            f"{match_win(MATCHES_2P_PIMC)} of matches won",
         ),
         (
             f"the default run (`python train.py nproc=2`, {minutes(RUNS['default_2ranks'])} "
