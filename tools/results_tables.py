@@ -844,7 +844,7 @@ def strength_partnership() -> str:
     )
 
 
-PARTNERSHIP_SEARCH_TEAM = ev(4, BP_SEARCH, "pimc-20", 84000000, 4000)
+PARTNERSHIP_SEARCH_TEAM = [ev(4, BP_SEARCH, "pimc-20", s, 4000) for s in (84000000, 88000000)]
 PARTNERSHIP_SEARCH_AD_HOC = ev(4, BP_SEARCH, "pimc-20", 85000000, 4000)
 PARTNERSHIP_SEARCH_RULES = ev(4, BP_SEARCH, "rules", 86000000, 4000)
 
@@ -852,21 +852,30 @@ PARTNERSHIP_SEARCH_RULES = ev(4, BP_SEARCH, "rules", 86000000, 4000)
 def strength_partnership_search() -> str:
     """docs/strength.md: block-partnership-search against two PIMC-20, as a team of two and
     beside a PIMC-20 partner, and beside a rule-bot partner against two rule bots."""
+    first, second = PARTNERSHIP_SEARCH_TEAM
     rows = [
-        ["two block-partnership-search vs two PIMC-20", margin(PARTNERSHIP_SEARCH_TEAM)],
+        ["two block-partnership-search vs two PIMC-20", f"{hands(first):,}", margin(first)],
+        ["the same, another fresh seed", f"{hands(second):,}", margin(second)],
+        [
+            "the same, both pooled",
+            f"{sum(map(hands, PARTNERSHIP_SEARCH_TEAM)):,}",
+            pooled(PARTNERSHIP_SEARCH_TEAM),
+        ],
         [
             "block-partnership-search with a PIMC-20 partner vs two PIMC-20 (`--lineup 0,1,1,1`)",
+            f"{hands(PARTNERSHIP_SEARCH_AD_HOC):,}",
             margin(PARTNERSHIP_SEARCH_AD_HOC),
         ],
         [
             "block-partnership-search with a rule-bot partner vs two rule bots"
             " (`--lineup 0,1,1,1`)",
+            f"{hands(PARTNERSHIP_SEARCH_RULES):,}",
             margin(PARTNERSHIP_SEARCH_RULES),
         ],
     ]
     return table(
-        ["4,000 fresh hands each", "the team's points per hand [95% CI]"],
-        ["---", "---"],
+        ["fresh deals", "hands", "the team's points per hand [95% CI]"],
+        ["---", "---:", "---"],
         rows,
     )
 
@@ -1088,10 +1097,9 @@ def readme_strength() -> str:
             "8,000",
             pooled(PARTNERSHIP_PIMC),
         ),
-        (
+        pooled_row(
             "two block-partnership-search (the network guiding PIMC-20's worlds) vs two PIMC-20",
-            "4,000",
-            margin(PARTNERSHIP_SEARCH_TEAM),
+            PARTNERSHIP_SEARCH_TEAM,
         ),
         (
             "block-2p vs PIMC-20, the highest double opens (one hand)",
