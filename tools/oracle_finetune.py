@@ -36,12 +36,17 @@ def centred(x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     return torch.where(mask, x - mean, torch.zeros_like(x))
 
 
+def masked_log_softmax(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """Log-probabilities over the legal moves (about -1e30 on the illegal ones)."""
+    return logits.masked_fill(~mask, -1e30).log_softmax(1)
+
+
 def improved_policy(
     logits: torch.Tensor, labels: torch.Tensor, mask: torch.Tensor, temperature: float
 ) -> torch.Tensor:
     """softmax(log-probabilities + labels / temperature) over the legal moves, 0 elsewhere:
     the policy tilted towards the moves the labels value, most where it was unsure."""
-    logp = logits.masked_fill(~mask, -1e30).log_softmax(1)
+    logp = masked_log_softmax(logits, mask)
     return (logp + labels / temperature).masked_fill(~mask, -1e30).softmax(1)
 
 
@@ -113,7 +118,7 @@ def main() -> None:
         for i in range(0, len(perm), a.batch):
             b = perm[i : i + a.batch]
             if a.prior:
-                logp = model.logits(obs[b]).masked_fill(~mask[b], -1e30).log_softmax(1)
+                logp = masked_log_softmax(model.logits(obs[b]), mask[b])
                 loss = -(target[b] * logp.masked_fill(~mask[b], 0.0)).sum(1).mean()
             else:
                 out = centred(model.logits(obs[b]), mask[b])
