@@ -57,15 +57,6 @@ class Algorithm:
     small_sets_only: bool = False  # it walks the whole game tree: no full-game row
 
 
-def game_overrides(task: Task) -> list[str]:
-    """``train.py`` settings for the task's game."""
-    out = [f"num_players={task.num_players}", f"partnership={str(task.partnership).lower()}"]
-    out.append(f"max_pip={task.max_pip}")
-    if task.hand_size is not None:
-        out.append(f"hand_size={task.hand_size}")
-    return out
-
-
 def _train_py(algo: str, extra: list[str]) -> Trainer:
     """A trainer for one of ``train.py``'s engines, ``extra`` settings on top."""
 
@@ -75,7 +66,7 @@ def _train_py(algo: str, extra: list[str]) -> Trainer:
         from block_env.training.cli import main as train_main
 
         args = [
-            *game_overrides(task),
+            *task.train_overrides(),
             f"algo={algo}",
             f"seed={seed}",
             f"time_limit_min={minutes}",
@@ -109,6 +100,8 @@ def _example(module: str, extra: tuple[str, ...] = ()) -> Trainer:
     ) -> Trained:
         if task.partnership or task.max_pip != 6 or task.hand_size is not None:
             raise SetupError(f"examples/{module}.py trains the standard individual game only")
+        if not task.is_plain_hand:
+            raise SetupError(f"examples/{module}.py trains one hand with the rotating lead only")
         try:
             script = import_module(f"examples.{module}")
         except ImportError as exc:
@@ -145,8 +138,11 @@ def _openspiel_nfsp(
     task: Task, minutes: float, seed: int, run_dir: Path, nproc: int, progress: bool
 ) -> Trained:
     """OpenSpiel's NFSP on ``python_block_env`` (``block_env.openspiel.learners``)."""
-    if task.partnership:
-        raise SetupError("python_block_env has no partnership game: openspiel-nfsp cannot train it")
+    if task.partnership or not task.is_plain_hand:
+        raise SetupError(
+            "python_block_env is one hand with the rotating lead, no partnership: "
+            "openspiel-nfsp cannot train this task"
+        )
     try:
         from block_env.openspiel.learners import train_nfsp
     except ImportError as exc:

@@ -1,6 +1,7 @@
 """Score an agent on a task: every reference opponent of the task's field, in each of the
-task's lineups, on the task's held-out deals; margins with 95% CIs, hand-win rates and the
-rating on the task's frozen ladder, with everything needed to repeat the run."""
+task's lineups, on the task's held-out deals; margins with 95% CIs, hand-win rates (and
+match-win rates in a match task) and the rating on the task's frozen ladder, with everything
+needed to repeat the run."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from block_env.agent_specs import SetupError, importable_factory, parse_spec
+from block_env.agent_specs import SetupError, check_game, importable_factory, parse_spec
 from block_env.benchmark.elo import FROZEN_LADDERS, rate
 from block_env.benchmark.tasks import Task, deal_digest, field_network
 from block_env.evaluation.batched import baseline_actor, evaluate_batched
@@ -47,6 +48,8 @@ class Row:
     margin: Estimate  # the agent's points per hand over the opponent's
     hand_win: Estimate  # share of the agent's seat-hands won (its side's, in partnership)
     seconds: float
+    matches: int = 0  # a match task's matches (deals x seat rotations)
+    match_win: Estimate | None = None  # share of the agent's seat-matches won
 
 
 @dataclass
@@ -75,6 +78,12 @@ class BenchmarkResult:
             [r.opponent, r.lineup, str(r.hands), r.margin.fmt(2), r.hand_win.fmt(1, pct=True)]
             for r in self.rows
         ]
+        if any(r.match_win is not None for r in self.rows):
+            head[2:2] = ["matches"]
+            head.append("match win % [95% CI]")
+            for row, r in zip(rows, self.rows):
+                row[2:2] = [str(r.matches)]
+                row.append(r.match_win.fmt(1, pct=True) if r.match_win is not None else "-")
         title = (
             f"{self.agent['id']} on {self.task['id']} ({self.deal_set['deals']} held-out deals, "
             f"{self.wall_s:.0f} s)"
@@ -158,7 +167,8 @@ def machine_info() -> dict[str, Any]:
 def plan_rows(task: Task, agent_id: str, hands: int | None) -> list[tuple[str, str, int]]:
     """(opponent spec, lineup, deals) of every row of the benchmark: the task's field in
     its lineups, each opponent on its share of the held-out deals, or on ``hands`` hands
-    (a multiple of the player count, at most the opponent's share) for a quick look. A
+    (matches in a match task; a multiple of the player count, at most the opponent's
+    share) for a quick look. A
     shipped network of the field is the file the task froze (``FROZEN_NETWORKS``); SetupError
     when this checkout's file differs. An opponent that is the agent itself (the same spec,
     or the same policy file) is left out."""
@@ -211,19 +221,23 @@ def benchmark(
     ident = agent_identity(agent)
     rows_plan = plan_rows(task, ident["id"], hands)
     n = task.num_players
+    games = "matches" if task.episode == "match" else "hands"  # what prepare counts
     plans = []
     for spec, lineup, deals in rows_plan:  # build every row first: all errors before play
         opp_id = agent_identity(spec)["id"]
+        seats = list(LINEUPS[lineup][n])
         plan = prepare(
             [agent, spec],
-            hands=deals * n,
+            **{games: deals * n},
             seed=task.deal_seed,
-            lineup=list(LINEUPS[lineup][n]),
+            lineup=seats,
             labels=[ident["id"], opp_id],
-            allow_mismatch=allow_mismatch,
+            allow_mismatch=allow_mismatch or task.field_off_its_game,
             workers=workers,
             **task.env_kwargs(),
         )
+        if task.field_off_its_game:  # the field may play off its game; the agent may not
+            check_game(plan.players[seats.index(0)], ident["id"], plan.env.config, allow_mismatch)
         plans.append((spec, opp_id, lineup, plan))
     start = time.perf_counter()
     rows: list[Row] = []
@@ -231,7 +245,7 @@ def benchmark(
     per_opponent: dict[str, tuple[list[np.ndarray], list[np.ndarray]]] = {}
     batched_agent = _on_batches(agent, plans[0][3].players[0])
     for spec, opp_id, lineup, plan in plans:
-        if batched_agent is not None and spec in BATCHED_OPPONENTS:
+        if batched_agent is not None and spec in BATCHED_OPPONENTS and task.episode == "hand":
             game = {**task.env_kwargs(), "reward": "zero_sum"}
             res = evaluate_batched(
                 batched_agent,
@@ -246,7 +260,10 @@ def benchmark(
             res = run_plan(plan, progress, None)
         notes += [note for note in res.notes if note not in notes]
         s = res.stats[0]
-        rows.append(Row(opp_id, lineup, res.deals, res.hands, s.margin, s.hand_win, res.seconds))
+        row = Row(opp_id, lineup, res.deals, res.hands, s.margin, s.hand_win, res.seconds)
+        if task.episode == "match":
+            row.matches, row.match_win = res.matches, s.match_win
+        rows.append(row)
         wins = res.per_deal["side_wins"][:, 0] + 0.5 * res.per_deal["ties"]
         w, h = per_opponent.setdefault(opp_id, ([], []))
         w.append(wins)

@@ -39,9 +39,12 @@ class Opponent:
 class Task:
     """One frozen benchmark task.
 
-    The game is always one hand scored in zero-sum points with the rotating lead (a fair
-    lot for the leader); ``deals`` is the default size of the held-out set, each deal played
-    once per seat rotation. ``field`` is what an agent is measured against, in ``lineups``:
+    The game is one hand scored in zero-sum points with the rotating lead (a fair lot for
+    the leader), unless ``opener`` is ``"highest_double"`` (its holder leads it) or
+    ``episode`` is ``"match"`` (whole matches to the default target, scores kept: each deal
+    starts a match, and the figure that matters is the share of matches won). ``deals`` is
+    the default size of the held-out set, each deal played once per seat rotation.
+    ``field`` is what an agent is measured against, in ``lineups``:
     ``alone`` (the agent in one seat, the opponent in every other), ``field`` (one opponent
     among copies of the agent), ``team`` (partnership: two copies against two opponents) and
     ``ad_hoc`` (partnership: the agent with an opponent as its partner, against two more).
@@ -58,6 +61,11 @@ class Task:
     hand_size: int | None = None
     ladder: str | None = None  # the frozen ladder (block_env.benchmark.elo) rating agents
     description: str = ""
+    opener: str = "rotate"
+    episode: str = "hand"
+    # the field's shipped networks were trained for another game (the rotating lead, one
+    # hand); the task plays them there as they are, and only the agent's fit is checked
+    field_off_its_game: bool = False
 
     @property
     def name(self) -> str:
@@ -77,8 +85,8 @@ class Task:
         """The keywords of ``raw_env`` (and of ``evaluate``) for this task's game."""
         out: dict[str, Any] = {
             "num_players": self.num_players,
-            "episode": "hand",
-            "opener": "rotate",
+            "episode": self.episode,
+            "opener": self.opener,
             "partnership": self.partnership,
             "max_pip": self.max_pip,
         }
@@ -86,14 +94,27 @@ class Task:
             out["hand_size"] = self.hand_size
         return out
 
+    @property
+    def is_plain_hand(self) -> bool:
+        """One hand with the rotating lead: the game every trainer can play."""
+        return self.opener == "rotate" and self.episode == "hand"
+
+    def train_overrides(self) -> list[str]:
+        """``train.py`` settings for the task's game."""
+        out = [f"num_players={self.num_players}", f"partnership={str(self.partnership).lower()}"]
+        out.append(f"max_pip={self.max_pip}")
+        if self.hand_size is not None:
+            out.append(f"hand_size={self.hand_size}")
+        if not self.is_plain_hand:
+            out += [f"opener={self.opener}", f"episode={self.episode}"]
+        return out
+
     def block_config(self) -> BlockConfig:
-        kwargs = self.env_kwargs()
-        kwargs.pop("episode")
-        return BlockConfig(episode="hand", reward="zero_sum", **kwargs)
+        return BlockConfig(reward="zero_sum", **self.env_kwargs())
 
     def definition(self) -> dict[str, Any]:
         """Everything that defines the task (what its test pins), as JSON-ready values."""
-        return {
+        out = {
             "id": self.id,
             "game": {**self.env_kwargs(), "reward": "zero_sum"},
             "deal_seed": self.deal_seed,
@@ -102,6 +123,9 @@ class Task:
             "lineups": list(self.lineups),
             "ladder": self.ladder,
         }
+        if self.field_off_its_game:
+            out["field_off_its_game"] = True
+        return out
 
 
 def _field(network: str | None, pimc20: int, pimc100: int) -> tuple[Opponent, ...]:
@@ -175,6 +199,27 @@ _TASKS = (
         hand_size=2,
         description="2 players, tiles [0|0]..[3|3], 2 tiles each: exact exploitability",
     ),
+    Task(
+        "block-2p-hd-v1",
+        2,
+        deals=4000,
+        field=_field("block-2p", 1000, 250),
+        lineups=("alone",),
+        index=6,
+        opener="highest_double",
+        field_off_its_game=True,
+        description="2 players, the holder of the highest double leads it, one hand",
+    ),
+    Task(
+        "block-2p-match-v1",
+        2,
+        deals=1000,
+        field=_field("block-2p", 250, 50),
+        lineups=("alone",),
+        index=7,
+        episode="match",
+        description="2 players, whole matches to 100: the share of matches won",
+    ),
 )
 
 TASKS: dict[str, Task] = {t.id: t for t in _TASKS}
@@ -192,6 +237,12 @@ FROZEN_NETWORKS: dict[str, dict[str, tuple[str, str]]] = {
     },
     "block-4p-v1": {
         "block-4p": ("block-4p", "34e65c1145194a304a18fe7ce62db6cf231fa3d56a8939175b4274d0ac1cc631")
+    },
+    "block-2p-hd-v1": {
+        "block-2p": ("block-2p", "82065c7007b08e8f2fc2ab4ea2feccebf00da9a654c03327addf505b78969b06")
+    },
+    "block-2p-match-v1": {
+        "block-2p": ("block-2p", "82065c7007b08e8f2fc2ab4ea2feccebf00da9a654c03327addf505b78969b06")
     },
     "block-partnership-v1": {
         "block-partnership": (

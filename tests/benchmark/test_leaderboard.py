@@ -184,3 +184,15 @@ def test_the_row_commands_name_their_venv_and_file(tmp_path) -> None:
     assert full == {"ppo"}  # CFR+ walks the whole tree: small sets only
     tiny = leaderboard_rows.missing_rows("block-d3-2p-v1", [7.0], [9], ["openspiel-cfr-plus"], 2)
     assert [c[4] for c in tiny] == ["openspiel-cfr-plus"]
+
+
+@pytest.mark.parametrize("algorithm", ["openspiel-nfsp", "tianshou-dqn", "torchrl-ppo"])
+def test_trainers_of_the_plain_hand_refuse_the_variant_tasks(algorithm: str, tmp_path) -> None:
+    """The examples and OpenSpiel's game play one hand with the rotating lead: a task where
+    the highest double opens, or whole matches, is refused before anything trains."""
+    from block_env.benchmark import TASKS
+    from block_env.benchmark.algorithms import ALGORITHMS
+
+    for task_id in ("block-2p-hd-v1", "block-2p-match-v1"):
+        with pytest.raises(SetupError, match="rotating lead"):
+            ALGORITHMS[algorithm].train(TASKS[task_id], 0.1, 0, tmp_path, 1, False)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -15,6 +16,7 @@ from block_env.benchmark import TASKS, agent_identity, benchmark
 from block_env.benchmark.cli import main
 from block_env.benchmark.elo import FROZEN_LADDERS, fixed_opponent_rating, rate
 from block_env.benchmark.runner import plan_rows
+from block_env.benchmark.tasks import Opponent
 from block_env.evaluation import evaluate
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -193,3 +195,35 @@ def test_rows_against_the_bots_on_the_batched_engine_are_the_aec_figures() -> No
             **task.env_kwargs(),
         )
         assert (row.margin, row.hand_win) == (aec.stats[0].margin, aec.stats[0].hand_win)
+
+
+def test_a_match_task_scores_the_share_of_matches_won() -> None:
+    task = replace(TASKS["block-2p-match-v1"], field=(Opponent("random"), Opponent("rules")))
+    res = benchmark("greedy", task, hands=4)
+    direct = evaluate(["greedy", "rules"], matches=4, seed=task.deal_seed, **task.env_kwargs())
+    row = res.rows[1]
+    assert row.matches == 4 and row.hands == direct.hands > 4  # a match is several hands
+    assert (row.match_win, row.margin) == (direct.stats[0].match_win, direct.stats[0].margin)
+    assert "match win %" in res.table() and "match win %" not in benchmark("greedy", D2, 4).table()
+
+
+def test_a_field_network_plays_off_its_game_but_the_agent_does_not() -> None:
+    """block-2p-hd-v1 plays the field's block-2p where the highest double opens (it was
+    trained with the rotating lead, and a note says so); the agent under test must fit the
+    game, or be allowed not to."""
+    hd = TASKS["block-2p-hd-v1"]
+    only = replace(hd, field=(Opponent("block-2p"),))
+    res = benchmark("rules", only, hands=4)
+    assert [r.opponent for r in res.rows] == [agent_identity("block-2p")["id"]]
+    assert any("opener differ" in note for note in res.notes)
+    with pytest.raises(SetupError, match="opener"):
+        benchmark("block-2p", replace(hd, field=(Opponent("rules"),)), hands=4)
+    bots = replace(hd, field=(Opponent("rules"),))
+    played = benchmark("block-2p", bots, hands=40, allow_mismatch=True)  # the batched engine
+    aec = evaluate(
+        ["block-2p", "rules"], hands=40, seed=hd.deal_seed, allow_mismatch=True, **hd.env_kwargs()
+    )
+    assert (played.rows[0].margin, played.rows[0].hand_win) == (
+        aec.stats[0].margin,
+        aec.stats[0].hand_win,
+    )

@@ -20,6 +20,7 @@ from block_env.benchmark.tasks import (
     get_task,
 )
 from block_env.env import raw_env
+from block_env.tiles import STANDARD_TILES
 from block_env.training.config import SEED_LIMIT, game_of, load_config
 from block_env.training.distributed import rank_seed
 from block_env.training.results import FINAL_EVAL_SEED, PERIODIC_EVAL_SEED
@@ -53,6 +54,14 @@ PINNED = {
         "6c30482c6f5bb2eed7ac9c012e04c50bf592ff124a69362b68617f616267a837",
         "2a9f1b3798492303201cad70d3bc7bc554de8236495aab1e8a804053123fd667",
     ),
+    "block-2p-hd-v1": (
+        "b461b7dceeb5fd7108120f3653df7ae4bfe00a6aa7d11df0d62ff62a446a9a3f",
+        "2d8063c0ff908be715d964cb942ce6aa45d4aee2f750027f9aa39d0656d77ac4",
+    ),
+    "block-2p-match-v1": (
+        "44d6e973999249f11082f6554ca41585f5cb5e5a50bf84907102403f5b437687",
+        "88233908e87ae77522a4aa567571b1a2dbf494c3121c319910687982300eddc3",
+    ),
 }
 
 
@@ -82,6 +91,27 @@ def test_small_set_tasks_are_the_openspiel_games() -> None:
             "hand_size": 2,
             "reward": "zero_sum",
         }
+
+
+def test_the_variant_tasks_play_the_other_tables_of_the_rules() -> None:
+    """Where the highest double opens (its holder leads: the lot leader differs from the
+    rotating lead's on some deals) and whole matches to the default target."""
+    hd, match, plain = (TASKS[t] for t in ("block-2p-hd-v1", "block-2p-match-v1", "block-2p-v1"))
+    assert hd.env_kwargs() == {**plain.env_kwargs(), "opener": "highest_double"}
+    assert match.env_kwargs() == {**plain.env_kwargs(), "episode": "match"}
+    assert match.block_config().target == 100
+    assert hd.definition()["field_off_its_game"] is True
+    assert "field_off_its_game" not in plain.definition()
+    led = [deal(hd, d) for d in range(40)]
+    holders = [max((_highest_double(hand), seat) for seat, hand in enumerate(h)) for _, h in led]
+    assert all(leader == seat for (leader, _), (pips, seat) in zip(led, holders) if pips >= 0)
+    assert sum(deal(hd, d)[0] != deal(plain, d)[0] for d in range(40)) > 0
+
+
+def _highest_double(hand: int) -> int:
+    """The pips of the highest double in the tile mask ``hand``, -1 without one."""
+    doubles = [a for i, (a, b) in enumerate(STANDARD_TILES) if a == b and hand >> i & 1]
+    return max(doubles, default=-1)
 
 
 def test_the_digest_sees_every_deal() -> None:
