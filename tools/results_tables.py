@@ -616,31 +616,64 @@ BENCH_2P = [  # the agents scored on block-2p-v1
     ("block-2p", "benchmark/block-2p-v1/block-2p@82065c70.json"),
     ("rules", "benchmark/block-2p-v1/rules.json"),
 ]
+BENCH_2P_HD = [  # the agents scored on block-2p-hd-v1
+    ("block-2p", "benchmark/block-2p-hd-v1/block-2p@82065c70.json"),
+    ("rules", "benchmark/block-2p-hd-v1/rules.json"),
+]
+BENCH_2P_MATCH = [  # the agents scored on block-2p-match-v1
+    ("match_2p (match-aware, not shipped)", "benchmark/block-2p-match-v1/match_2p@d23f0a56.json"),
+    ("rules", "benchmark/block-2p-match-v1/rules.json"),
+]
 
 
-def benchmark_2p() -> str:
-    """docs/benchmark.md: agents scored on block-2p-v1, one column per agent."""
-    data = [load(f) for _, f in BENCH_2P]
+def benchmark_scores(agents: list[tuple[str, str]]) -> str:
+    """Agents scored on one task, one column per agent (label, file): the margin over each
+    opponent, or in a match task the share of matches won, and the Elo where it has one."""
+    data = [load(f) for _, f in agents]
     opponents: list[str] = []
     for d in data:
         opponents += [r["opponent"] for r in d["rows"] if r["opponent"] not in opponents]
+    in_matches = any(r.get("match_win") for d in data for r in d["rows"])
     rows = []
     for opp in opponents:
         cells = [opp]
         for d in data:
             row = next((r for r in d["rows"] if r["opponent"] == opp), None)
-            m = None if row is None else row["margin"]
-            cells.append(
-                "–" if m is None else f"{ci(m['mean'], m['lo'], m['hi'])} ({row['hands']:,})"
-            )
+            if row is None:
+                cells.append("–")
+            elif in_matches:
+                m = row["match_win"]
+                cells.append(
+                    f"{pct(m['mean'])} [{pct(m['lo'])}, {pct(m['hi'])}] ({row['matches']:,})"
+                )
+            else:
+                m = row["margin"]
+                cells.append(f"{ci(m['mean'], m['lo'], m['hi'])} ({row['hands']:,})")
         rows.append(cells)
-    elo = ["Elo (random = 0)"]
-    for d in data:
-        e = d["elo"]
-        elo.append(f"{e['mean']:+.0f} [{e['lo']:+.0f}, {e['hi']:+.0f}]".replace("-", MINUS))
-    rows.append(elo)
-    head = ["opponent", *[f"{label} (hands)" for label, _ in BENCH_2P]]
+    if any(d["elo"] for d in data):
+        elo = ["Elo (random = 0)"]
+        for d in data:
+            e = d["elo"]
+            elo.append(f"{e['mean']:+.0f} [{e['lo']:+.0f}, {e['hi']:+.0f}]".replace("-", MINUS))
+        rows.append(elo)
+    unit = ", matches won (matches)" if in_matches else " (hands)"
+    head = ["opponent", *[f"{label}{unit}" for label, _ in agents]]
     return table(head, ["---"] * len(head), rows)
+
+
+def benchmark_2p() -> str:
+    """docs/benchmark.md: agents scored on block-2p-v1."""
+    return benchmark_scores(BENCH_2P)
+
+
+def benchmark_2p_hd() -> str:
+    """docs/benchmark.md: agents scored on block-2p-hd-v1 (the highest double opens)."""
+    return benchmark_scores(BENCH_2P_HD)
+
+
+def benchmark_2p_match() -> str:
+    """docs/benchmark.md: agents scored on block-2p-match-v1 (whole matches)."""
+    return benchmark_scores(BENCH_2P_MATCH)
 
 
 EXPLOIT_FULL = [  # label, file
@@ -952,15 +985,37 @@ def strength_partnership_seeds() -> str:
     return crossplay_tables(CROSSPLAY_SEEDS)
 
 
-def match_win(name: str, seat: int = 0) -> str:
-    """Agent ``seat``'s share of the matches won [95% CI] in the evaluation file ``name``."""
-    m = load(name)["stats"][seat]["match_win"]
-    return f"{pct(m['mean'])} [{pct(m['lo'])}, {pct(m['hi'])}]"
+def match_win(names: str | list[str], seat: int = 0) -> str:
+    """Agent ``seat``'s share of the matches won [95% CI] in the evaluation file ``names``,
+    or pooled over the files ``names`` (equally many matches each, as ``pooled``)."""
+    files = [names] if isinstance(names, str) else names
+    shares = [load(n)["stats"][seat]["match_win"] for n in files]
+    mean = sum(m["mean"] for m in shares) / len(shares)
+    half = math.sqrt(sum(((m["hi"] - m["lo"]) / 2) ** 2 for m in shares)) / len(shares)
+    lo, hi = (shares[0]["lo"], shares[0]["hi"]) if len(shares) == 1 else (mean - half, mean + half)
+    return f"{pct(mean)} [{pct(lo)}, {pct(hi)}]"
 
 
-HIGHEST_DOUBLE_2P_PIMC = ev(2, P2, "pimc-20", 44000000, 4000)  # also a README row
-MATCHES_2P_PIMC = "2p/block-2p@82065c70_vs_pimc-20_seed47000000_2000m.json"  # also a README row
-HIGHEST_DOUBLE = [  # label, file (the lone seat or the team first)
+def matches(names: list[str]) -> int:
+    """Matches played in the evaluation files ``names``."""
+    return sum(int(load(n)["matches"]) for n in names)
+
+
+def match_file(agent: str, seed_: int) -> str:
+    """A 2-player evaluation of ``agent`` against PIMC-20 over 2,000 matches to 100."""
+    return f"2p/{agent}_vs_pimc-20_seed{seed_}_2000m.json"
+
+
+# block-2p against PIMC-20 where the highest double opens, and over whole matches (the
+# match-aware experiment on the same match deals): headlines pooled over four fresh seeds
+HIGHEST_DOUBLE_2P_PIMC = [
+    ev(2, P2, "pimc-20", s, 4000) for s in (44000000, 89000000, 90000000, 91000000)
+]
+MATCH_SEEDS = (47000000, 92000000, 93000000, 94000000)
+MATCHES_2P_PIMC = [match_file(P2, s) for s in MATCH_SEEDS]
+MATCHES_MATCH_2P_PIMC = [match_file("match_2p@d23f0a56", s) for s in MATCH_SEEDS]
+# label, file (the lone seat or the team first) or files pooled
+HIGHEST_DOUBLE: list[tuple[str, str | list[str]]] = [
     ("block-2p vs the rule bot", ev(2, P2, "rules", 31000000, 4000)),
     ("block-3p vs two rule bots", ev(3, F3, "rules", 32000000, 4002)),
     ("a rule bot vs two block-3p", ev(3, "rules", F3, 32000000, 4002)),
@@ -971,7 +1026,8 @@ HIGHEST_DOUBLE = [  # label, file (the lone seat or the team first)
         "two block-partnership-scratch vs two rule bots, the same deals",
         ev(4, BPS, "rules", 34000000, 4000),
     ),
-    ("block-2p vs PIMC-20", HIGHEST_DOUBLE_2P_PIMC),
+    ("block-2p vs PIMC-20", HIGHEST_DOUBLE_2P_PIMC[0]),
+    ("the same, 4 seeds pooled", HIGHEST_DOUBLE_2P_PIMC),
     ("block-3p vs two PIMC-20", ev(3, F3, "pimc-20", 45000000, 4002)),
     ("a PIMC-20 vs two block-3p", ev(3, "pimc-20", F3, 45000000, 4002)),
     ("block-4p vs three PIMC-20", ev(4, F4, "pimc-20", 46000000, 4000)),
@@ -991,7 +1047,8 @@ HIGHEST_DOUBLE = [  # label, file (the lone seat or the team first)
         ev(4, BPS, "pimc-20", 54000000, 4000),
     ),
 ]
-MATCHES = [  # label, file, the share a seat would win by chance
+# label, file or files pooled, the share a seat would win by chance
+MATCHES: list[tuple[str, str | list[str], str]] = [
     (
         "block-2p vs the rule bot (to 100)",
         "2p/block-2p@82065c70_vs_rules_seed35000000_1000m.json",
@@ -1017,16 +1074,14 @@ MATCHES = [  # label, file, the share a seat would win by chance
         f"4p/{BPS}_vs_rules_seed38000000_1000m.json",
         "50%",
     ),
-    (
-        "block-2p vs PIMC-20 (to 100)",
-        MATCHES_2P_PIMC,
-        "50%",
-    ),
+    ("block-2p vs PIMC-20 (to 100)", MATCHES_2P_PIMC[0], "50%"),
     (
         "match_2p (match-aware, not shipped) vs PIMC-20 (to 100, the same seed)",
-        "2p/match_2p@d23f0a56_vs_pimc-20_seed47000000_2000m.json",
+        MATCHES_MATCH_2P_PIMC[0],
         "50%",
     ),
+    ("block-2p vs PIMC-20 (to 100, 4 seeds pooled)", MATCHES_2P_PIMC, "50%"),
+    ("match_2p vs PIMC-20 (to 100, the same 4 seeds pooled)", MATCHES_MATCH_2P_PIMC, "50%"),
     (
         "match_2p vs block-2p (to 100)",
         "2p/match_2p@d23f0a56_vs_block-2p@82065c70_seed50000000_2000m.json",
@@ -1057,7 +1112,12 @@ MATCHES = [  # label, file, the share a seat would win by chance
 
 def strength_highest_double() -> str:
     """docs/strength.md: the shipped policies where the highest double opens, one hand."""
-    rows = [[label, f"{hands(f):,}", margin(f)] for label, f in HIGHEST_DOUBLE]
+    rows = [
+        [label, f"{hands(f):,}", margin(f)]
+        if isinstance(f, str)
+        else [label, f"{sum(map(hands, f)):,}", pooled(f)]
+        for label, f in HIGHEST_DOUBLE
+    ]
     head = [
         "first agent vs field, `--opener highest_double`",
         "hands",
@@ -1069,7 +1129,8 @@ def strength_highest_double() -> str:
 def strength_matches() -> str:
     """docs/strength.md: the shipped policies over whole matches."""
     rows = [
-        [label, f"{load(f)['matches']:,}", match_win(f), chance] for label, f, chance in MATCHES
+        [label, f"{matches([f] if isinstance(f, str) else f):,}", match_win(f), chance]
+        for label, f, chance in MATCHES
     ]
     head = ["policy vs field, `--episode match`", "matches", "matches won [95% CI]", "by chance"]
     return table(head, ["---", "---:", "---", "---:"], rows)
@@ -1101,14 +1162,12 @@ def readme_strength() -> str:
             "two block-partnership-search (the network guiding PIMC-20's worlds) vs two PIMC-20",
             PARTNERSHIP_SEARCH_TEAM,
         ),
-        (
-            "block-2p vs PIMC-20, the highest double opens (one hand)",
-            f"{hands(HIGHEST_DOUBLE_2P_PIMC):,}",
-            margin(HIGHEST_DOUBLE_2P_PIMC),
+        pooled_row(
+            "block-2p vs PIMC-20, the highest double opens, one hand", HIGHEST_DOUBLE_2P_PIMC
         ),
         (
-            "block-2p vs PIMC-20, whole matches to 100",
-            f"{load(MATCHES_2P_PIMC)['matches']:,} matches",
+            f"block-2p vs PIMC-20, whole matches to 100 ({len(MATCHES_2P_PIMC)} seeds pooled)",
+            f"{matches(MATCHES_2P_PIMC):,} matches",
             f"{match_win(MATCHES_2P_PIMC)} of matches won",
         ),
         (
@@ -1159,6 +1218,8 @@ TABLES: dict[str, Callable[[], str]] = {
     "readme-strength": readme_strength,
     "benchmark-exploit-d3": benchmark_exploit_d3,
     "benchmark-2p": benchmark_2p,
+    "benchmark-2p-hd": benchmark_2p_hd,
+    "benchmark-2p-match": benchmark_2p_match,
     "benchmark-exploit-full": exploit_full,
     "leaderboard-d3": lambda: leaderboard_small("block-d3-2p-v1"),
     "leaderboard-2p": lambda: leaderboard_full("block-2p-v1"),

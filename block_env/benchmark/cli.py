@@ -44,7 +44,8 @@ def _score_parser(prog: str) -> Parser:
         "--hands",
         type=int,
         default=None,
-        help="hands per opponent and lineup for a quick look (a multiple of the player count; "
+        help="hands (matches, in a match task) per opponent and lineup for a quick look "
+        "(a multiple of the player count; "
         "default: the task's held-out set, fewer deals for the search agents)",
     )
     p.add_argument("--workers", type=int, default=1, help="processes playing deals (default 1)")

@@ -167,11 +167,10 @@ def machine_info() -> dict[str, Any]:
 def plan_rows(task: Task, agent_id: str, hands: int | None) -> list[tuple[str, str, int]]:
     """(opponent spec, lineup, deals) of every row of the benchmark: the task's field in
     its lineups, each opponent on its share of the held-out deals, or on ``hands`` hands
-    (matches in a match task; a multiple of the player count, at most the opponent's
-    share) for a quick look. A
-    shipped network of the field is the file the task froze (``FROZEN_NETWORKS``); SetupError
-    when this checkout's file differs. An opponent that is the agent itself (the same spec,
-    or the same policy file) is left out."""
+    (matches in a match task; a multiple of the player count, at most the opponent's share)
+    for a quick look. A shipped network of the field is the file the task froze
+    (``FROZEN_NETWORKS``); SetupError when this checkout's file differs. An opponent that
+    is the agent itself (the same spec, or the same policy file) is left out."""
     n = task.num_players
     if hands is not None:
         if isinstance(hands, bool) or not isinstance(hands, int) or hands <= 0 or hands % n:
