@@ -58,7 +58,8 @@ def _parser(prog: str = PROG) -> argparse.ArgumentParser:
         "--matches",
         type=int,
         default=None,
-        help="matches in total (match episodes), a multiple of the player count",
+        help="matches in total (match episodes), a multiple of the player count; default "
+        "200, and 200 per pair for --ladder --episode match (rated on the matches won)",
     )
     p.add_argument("--episode", choices=("hand", "match"), default="hand")
     p.add_argument("--opener", choices=("rotate", "highest_double"), default="rotate")
@@ -230,10 +231,8 @@ def main(argv: Iterable[str] | None = None, prog: str | None = None) -> int:
             output = None if args.json is None else check_output(args.json)
             res: Any = _crossplay(args, config, progress)
         elif args.ladder:
-            if args.episode != "hand" or args.matches is not None:
-                raise UsageError(
-                    "--ladder compares agents on single hands: drop --episode/--matches"
-                )
+            if args.hands is not None and args.episode == "match":
+                raise UsageError("a match ladder counts matches: give --matches, not --hands")
             if args.record is not None:
                 raise UsageError("--record saves the games of an evaluation, not of --ladder")
             if args.lineup is not None:
@@ -243,6 +242,8 @@ def main(argv: Iterable[str] | None = None, prog: str | None = None) -> int:
                 args.agents or None,
                 num_players=args.players,
                 hands=args.hands or -(-400 // n) * n,
+                matches=args.matches or (-(-200 // n) * n if args.episode == "match" else None),
+                episode=args.episode,
                 seed=args.seed,
                 progress=progress,
                 allow_mismatch=args.allow_mismatch,

@@ -1,5 +1,6 @@
 """The strength ladder: a round robin of agents on duplicate deals, rated by Bradley-Terry
-(Elo scale, bootstrap CIs over deals), with the pairwise margins. Agents that cannot be built
+(Elo scale, bootstrap CIs over deals) on the hands won, or on the matches won in a match
+ladder, with the pairwise margins. Agents that cannot be built
 or do not fit the game are listed as skipped with the reason, never dropped silently."""
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ class LadderResult:
     hands_per_pair: int
     seconds: float
     notes: list[str] = field(default_factory=list)  # warnings (JSON; stderr on the CLI)
+    matches_per_pair: int = 0  # a match ladder's matches per pair (its ratings rest on them)
 
     def to_dict(self) -> dict[str, Any]:
         """The ladder as JSON-ready values."""
@@ -61,9 +63,12 @@ class LadderResult:
         rows = [
             [str(rank + 1), self.agents[i], self.ratings[i].fmt(0)] for rank, i in enumerate(order)
         ]
+        games = f"{self.hands_per_pair} hands"
+        if self.matches_per_pair:
+            games = f"{self.matches_per_pair} matches ({self.hands_per_pair} hands)"
         text = (
-            f"Ladder, {self.config['num_players']} players, {self.hands_per_pair} hands per "
-            f"pair, {self.seconds:.0f} s\n"
+            f"Ladder, {self.config['num_players']} players, {games} per pair, "
+            f"{self.seconds:.0f} s\n"
             + format_table(["#", "agent", "rating (Elo scale) [95% CI]"], rows)
             + "\n\nPairwise margin of row over column, points per hand [95% CI]\n"
         )
@@ -97,11 +102,14 @@ def ladder(
     bootstrap: int = 200,
     allow_mismatch: bool = False,
     workers: int = 1,
+    matches: int | None = None,
     **config: Any,
 ) -> LadderResult:
     """Round robin of ``agents`` (default ``ladder_specs``) on duplicate deals, ``hands`` per
     pair (per lineup in 3-4 player games, where each pair plays A against a field of B and B
-    against a field of A), rounded up to whole deals as in ``evaluate``. Agents that cannot
+    against a field of A), rounded up to whole deals as in ``evaluate``. With ``matches``
+    (and ``episode="match"`` in ``config``) every pair plays that many whole matches instead,
+    and the ratings rest on the matches won. Agents that cannot
     be built, or policies trained for another game (unless ``allow_mismatch``), are listed
     in ``skipped`` with the reason, never dropped silently. ``workers > 1`` plays each
     pair's deals in that many processes, one pool for the whole ladder (spec strings only;
@@ -114,8 +122,14 @@ def ladder(
     partnership = bool(config.get("partnership", False))
     specs = list(ladder_specs(num_players, partnership) if agents is None else agents)
     workers = check_workers(workers, specs)
+    in_matches = config.get("episode", "hand") == "match"
+    games = {"matches": matches} if in_matches else {"hands": hands}
+    if not in_matches:
+        if matches is not None:
+            raise SetupError("matches= is for a match ladder: give episode='match' too")
+        config = {**config, "episode": "hand"}
     try:
-        probe_env = raw_env(num_players=num_players, episode="hand", **config)
+        probe_env = raw_env(num_players=num_players, **config)
     except (TypeError, ValueError) as exc:
         raise SetupError(str(exc)) from exc
     kept: list[AgentSpec] = []
@@ -145,14 +159,14 @@ def ladder(
     if bar is not None:
         bar.unit = "pair"
     pool = make_pool(workers) if workers > 1 else None
-    common = dict(num_players=n, hands=hands, seed=seed, allow_mismatch=allow_mismatch)
+    common = dict(num_players=n, seed=seed, allow_mismatch=allow_mismatch, **games)
 
     def play_pair(two: list[AgentSpec], labels: list[str]) -> EvalResult:
         plan = prepare(two, labels=labels, workers=workers, **common, **config)
         return run_plan(plan, progress, None, pool)
 
     try:
-        hands_played, pair_data = _ladder_pairs(
+        hands_played, matches_played, pair_data = _ladder_pairs(
             kept, names, pairs, n == 2 or partnership, play_pair, margins, share, bar
         )
     finally:
@@ -161,6 +175,8 @@ def ladder(
         if bar is not None:
             bar.close()
     ratings = bradley_terry_ci(k, pair_data, bootstrap=bootstrap, seed=seed)
+    if not in_matches:  # a hand ladder's JSON keeps its keys without the episode
+        config.pop("episode")
     out_config = {"num_players": n, "seed": seed, **config}
     if workers > 1:  # a serial ladder's JSON has no workers key
         out_config["workers"] = workers
@@ -174,6 +190,7 @@ def ladder(
         hands_per_pair=hands_played,
         seconds=time.perf_counter() - start,
         notes=notes,
+        matches_per_pair=matches_played,
     )
 
 
@@ -186,29 +203,24 @@ def _ladder_pairs(
     margins: list[list[Estimate | None]],
     share: list[list[float | None]],
     bar: Any,
-) -> tuple[int, dict[tuple[int, int], tuple[np.ndarray, np.ndarray]]]:
+) -> tuple[int, int, dict[tuple[int, int], tuple[np.ndarray, np.ndarray]]]:
     """Play every pair (``play_pair(agents, labels)``), filling ``margins`` and ``share``;
-    returns the hands played per pair and each pair's per-deal wins and hands."""
+    returns the hands and matches played per pair and each pair's per-deal wins and games."""
     pair_data: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
-    hands_played = 0
+    hands_played = matches_played = 0
     for i, j in pairs:
         if head_to_head:
             res = play_pair([kept[i], kept[j]], [names[i], names[j]])
             m = res.stats[0].margin
-            hands_played = res.hands
-            wins_i = res.per_deal["side_wins"][:, 0] + 0.5 * res.per_deal["ties"]
-            played = res.per_deal["hands"]
+            hands_played, matches_played = res.hands, res.matches
+            wins_i, played = _side_games(res, 0)
         else:
             a = play_pair([kept[i], kept[j]], [names[i], names[j]])
             b = play_pair([kept[j], kept[i]], [names[j], names[i]])
             m = half_difference(a.stats[0].margin, b.stats[0].margin)
-            hands_played = a.hands
-            wins_i = (
-                a.per_deal["side_wins"][:, 0]
-                + b.per_deal["side_wins"][:, 1]
-                + 0.5 * (a.per_deal["ties"] + b.per_deal["ties"])
-            )
-            played = a.per_deal["hands"] + b.per_deal["hands"]
+            hands_played, matches_played = a.hands, a.matches
+            (wins_a, played_a), (wins_b, played_b) = _side_games(a, 0), _side_games(b, 1)
+            wins_i, played = wins_a + wins_b, played_a + played_b
         margins[i][j] = m
         margins[j][i] = Estimate(-m.mean, -m.hi, -m.lo)
         share[i][j] = float(wins_i.sum() / played.sum())
@@ -216,4 +228,17 @@ def _ladder_pairs(
         pair_data[(i, j)] = (wins_i, played)
         if bar is not None:
             bar.update(1)
-    return hands_played, pair_data
+    return hands_played, matches_played, pair_data
+
+
+def _side_games(res: EvalResult, agent: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per deal of ``res``: the games agent ``agent``'s side won (a tie counts a half) and
+    the games played. A game is a hand, or in a match ladder a whole match: a match's
+    winners are the seats at the target (a team's two seats in partnership), so each
+    agent's share of the winning seats is the share of the match it won."""
+    d = res.per_deal
+    if res.matches:
+        winners = d["match_wins"]  # (deals, agents): winning seats of each agent
+        played = np.full(len(winners), res.matches / res.deals)
+        return winners[:, agent] * played / np.maximum(winners.sum(axis=1), 1), played
+    return d["side_wins"][:, agent] + 0.5 * d["ties"], d["hands"]

@@ -26,8 +26,9 @@ DEAL_KEYS = (
     "hands",
     "ties",
 )
-# the per-deal totals an EvalResult keeps (the ladder reads side_wins, hands and ties)
-PER_DEAL_KEYS = ("reward", "seat_hands", "seat_wins", "side_wins", "hands", "ties")
+# the per-deal totals an EvalResult keeps (the ladder reads side_wins, hands and ties, and
+# match_wins in a match ladder)
+PER_DEAL_KEYS = ("reward", "seat_hands", "seat_wins", "side_wins", "match_wins", "hands", "ties")
 
 
 @dataclass

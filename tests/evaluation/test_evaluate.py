@@ -195,6 +195,31 @@ def test_ladder_three_players_uses_both_field_lineups() -> None:
     assert res.margins[1][0].mean > 0 and res.ratings[1].mean > 0
 
 
+@pytest.mark.parametrize(("players", "partnership"), [(2, False), (3, False), (4, True)])
+def test_a_match_ladder_rates_the_matches_won(players: int, partnership: bool) -> None:
+    """Each pair plays whole matches; the win shares that rate it are the shares of the
+    matches won, which the pair's own evaluation reports (2 players and partnership: one
+    lineup; 3 players: the two field lineups, whose matches each have one winner)."""
+    n = players
+    game = {"num_players": n, "partnership": partnership, "episode": "match", "seed": 3}
+    res = ladder(["random", "rules"], matches=2 * n, bootstrap=5, **game)
+    assert res.matches_per_pair == 2 * n and res.hands_per_pair > 2 * n
+    assert res.config["episode"] == "match" and f"{2 * n} matches" in res.table()
+    if n == 3:
+        a = evaluate(["random", "rules"], matches=2 * n, **game)
+        b = evaluate(["rules", "random"], matches=2 * n, **game)
+        won = a.stats[0].match_win.mean * 2 * n + b.stats[1].match_win.mean * 2 * (n - 1) * n
+        assert res.win_share[0][1] == pytest.approx(won / (4 * n))
+    else:
+        direct = evaluate(["random", "rules"], matches=2 * n, **game)
+        assert res.win_share[0][1] == pytest.approx(direct.stats[0].match_win.mean)
+    assert res.win_share[0][1] + res.win_share[1][0] == pytest.approx(1.0)
+    hands = ladder(["random", "rules"], num_players=n, partnership=partnership, hands=4 * n)
+    assert hands.matches_per_pair == 0 and "episode" not in hands.config
+    with pytest.raises(SetupError, match="episode='match'"):
+        ladder(["random", "rules"], num_players=n, partnership=partnership, matches=4)
+
+
 def test_cli_writes_table_and_json(tmp_path, capsys: pytest.CaptureFixture) -> None:
     out = tmp_path / "e.json"
     assert main(["greedy", "random", "--hands", "100", "--json", str(out), "--no-progress"]) == 0
@@ -322,6 +347,9 @@ def assert_one_line_error(code: int, out: str, err: str, *needles: str) -> None:
         (["greedy", "random", "--players", "3", "--hands", "4"], ["multiple of 3", "3 or 6"]),
         (["greedy", "random", "--episode", "match", "--matches", "5"], ["--matches 5", "4 or 6"]),
         (["--ladder", "random", "greedy", "--players", "3", "--hands", "400"], ["399 or 402"]),
+        (["--ladder", "random", "greedy", "--episode", "match", "--matches", "5"], ["4 or 6"]),
+        (["--ladder", "random", "greedy", "--episode", "match", "--hands", "4"], ["--matches"]),
+        (["--ladder", "random", "greedy", "--matches", "4"], ["episode='match'"]),
     ],
 )
 def test_cli_refuses_a_count_that_is_not_whole_deals(capsys, argv, needles) -> None:
