@@ -26,8 +26,9 @@ def _fmt(est: dict[str, Any] | None, digits: int) -> str:
 def render(data: dict[str, Any]) -> str:
     """Ratings table (best first), then the margin matrix and the hand-win-share matrix."""
     names = data["agents"]
+    games = "matches" if data.get("matches_per_pair") else "hands"  # what the ratings rest on
     order = sorted(range(len(names)), key=lambda i: -data["ratings"][i]["mean"])
-    out = ["| # | agent | rating (Elo scale, BT on hands won) [95% CI] |", "|---|---|---|"]
+    out = [f"| # | agent | rating (Elo scale, BT on {games} won) [95% CI] |", "|---|---|---|"]
     for rank, i in enumerate(order, 1):
         out.append(f"| {rank} | {names[i]} | {_fmt(data['ratings'][i], 0)} |")
     head = "| row vs column | " + " | ".join(names[i] for i in order) + " |"
@@ -36,7 +37,9 @@ def render(data: dict[str, Any]) -> str:
     for i in order:
         cells = [_fmt(data["margins"][i][j], 2) for j in order]
         out.append(f"| **{names[i]}** | " + " | ".join(cells) + " |")
-    out += ["", "Share of hands won by row against column (tied blocks count half):", "", head, sep]
+    share = "matches" if games == "matches" else "hands"
+    tied = "" if games == "matches" else " (tied blocks count half)"
+    out += ["", f"Share of {share} won by row against column{tied}:", "", head, sep]
     for i in order:
         cells = [
             "–" if data["win_share"][i][j] is None else f"{100 * data['win_share'][i][j]:.1f}%"

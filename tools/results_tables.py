@@ -226,6 +226,8 @@ LADDERS = {
     3: f"ladders/ladder_3p_{S3}_seed0_402h.json",
     4: f"ladders/ladder_4p_{F4}_seed0_300h.json",
     "partnership": f"ladders/ladder_partnership_{BP}_seed87000000_400h.json",
+    "2p-hd": f"ladders/ladder_2p_hd_{P2}_seed98000000_1000h.json",
+    "2p-match": f"ladders/ladder_2p_match_{P2}_seed99000000_200m.json",
 }
 INFOSTATE = [  # label, file, bold margin
     ("pimc-100", ev(2, P2, "pimc-100", 15000000, 8000), True),
@@ -511,6 +513,16 @@ def ladder_4p() -> str:
 def ladder_partnership() -> str:
     """docs/ladder.md: the partnership round robin, team against team on fresh deals."""
     return _ladder("partnership", {})
+
+
+def ladder_2p_hd() -> str:
+    """docs/ladder.md: the 2-player round robin where the highest double opens."""
+    return _ladder("2p-hd", {})
+
+
+def ladder_2p_match() -> str:
+    """docs/ladder.md: the 2-player round robin over whole matches to 100."""
+    return _ladder("2p-match", {"docs/experiments/match_2p.pt": "match_2p"})
 
 
 def policies_time_to_strength() -> str:
@@ -1210,6 +1222,8 @@ TABLES: dict[str, Callable[[], str]] = {
     "ladder-3p": ladder_3p,
     "ladder-4p": ladder_4p,
     "ladder-partnership": ladder_partnership,
+    "ladder-2p-hd": ladder_2p_hd,
+    "ladder-2p-match": ladder_2p_match,
     "ladder-2p-search": ladder_2p_search,
     "policies-time-to-strength": policies_time_to_strength,
     "policies-final-evaluation": policies_final_evaluation,
