@@ -1,7 +1,7 @@
 """The strength ladder: a round robin of agents on duplicate deals, rated by Bradley-Terry
 (Elo scale, bootstrap CIs over deals) on the hands won, or on the matches won in a match
-ladder, with the pairwise margins. Agents that cannot be built
-or do not fit the game are listed as skipped with the reason, never dropped silently."""
+ladder, with the pairwise margins. Agents that cannot be built or do not fit the game are
+listed as skipped with the reason, never dropped silently."""
 
 from __future__ import annotations
 
@@ -109,9 +109,9 @@ def ladder(
     pair (per lineup in 3-4 player games, where each pair plays A against a field of B and B
     against a field of A), rounded up to whole deals as in ``evaluate``. With ``matches``
     (and ``episode="match"`` in ``config``) every pair plays that many whole matches instead,
-    and the ratings rest on the matches won. Agents that cannot
-    be built, or policies trained for another game (unless ``allow_mismatch``), are listed
-    in ``skipped`` with the reason, never dropped silently. ``workers > 1`` plays each
+    and the ratings rest on the matches won. Agents that cannot be built, or policies
+    trained for another game (unless ``allow_mismatch``), are listed in ``skipped`` with the
+    reason, never dropped silently. ``workers > 1`` plays each
     pair's deals in that many processes, one pool for the whole ladder (spec strings only;
     see ``evaluate``). SetupError (a ValueError) before anything is played when the game is
     invalid or fewer than two agents remain."""
