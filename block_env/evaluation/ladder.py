@@ -111,10 +111,10 @@ def ladder(
     (and ``episode="match"`` in ``config``) every pair plays that many whole matches instead,
     and the ratings rest on the matches won. Agents that cannot be built, or policies
     trained for another game (unless ``allow_mismatch``), are listed in ``skipped`` with the
-    reason, never dropped silently. ``workers > 1`` plays each
-    pair's deals in that many processes, one pool for the whole ladder (spec strings only;
-    see ``evaluate``). SetupError (a ValueError) before anything is played when the game is
-    invalid or fewer than two agents remain."""
+    reason, never dropped silently. ``workers > 1`` plays each pair's deals in that many
+    processes, one pool for the whole ladder (spec strings only; see ``evaluate``).
+    SetupError (a ValueError) before anything is played when the game is invalid or fewer
+    than two agents remain."""
     from block_env.env import raw_env
 
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
