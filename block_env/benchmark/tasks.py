@@ -220,6 +220,71 @@ _TASKS = (
         episode="match",
         description="2 players, whole matches to 100: the share of matches won",
     ),
+    Task(
+        "block-3p-hd-v1",
+        3,
+        deals=8000,
+        field=_field("block-3p", 400, 100),
+        lineups=("alone", "field"),
+        index=8,
+        opener="highest_double",
+        field_off_its_game=True,
+        description="3 players, the holder of the highest double leads it, one hand",
+    ),
+    Task(
+        "block-4p-hd-v1",
+        4,
+        deals=12500,
+        field=_field("block-4p", 250, 50),
+        lineups=("alone", "field"),
+        index=9,
+        opener="highest_double",
+        field_off_its_game=True,
+        description="4 players, the holder of the highest double leads it, one hand",
+    ),
+    Task(
+        "block-partnership-hd-v1",
+        4,
+        deals=25000,
+        field=_field("block-partnership", 250, 50),
+        lineups=("team", "ad_hoc"),
+        index=10,
+        partnership=True,
+        opener="highest_double",
+        field_off_its_game=True,
+        description="partnership, the holder of the highest double leads it, one hand",
+    ),
+    Task(
+        "block-3p-match-v1",
+        3,
+        deals=334,
+        field=_field("block-3p", 34, 8),
+        lineups=("alone", "field"),
+        index=11,
+        episode="match",
+        description="3 players, whole matches to 61: the share of matches won",
+    ),
+    Task(
+        "block-4p-match-v1",
+        4,
+        deals=250,
+        field=_field("block-4p", 25, 5),
+        lineups=("alone", "field"),
+        index=12,
+        episode="match",
+        description="4 players, whole matches to 61: the share of matches won",
+    ),
+    Task(
+        "block-partnership-match-v1",
+        4,
+        deals=250,
+        field=_field("block-partnership", 25, 5),
+        lineups=("team", "ad_hoc"),
+        index=13,
+        partnership=True,
+        episode="match",
+        description="partnership, whole matches to 100: the share of matches won",
+    ),
 )
 
 TASKS: dict[str, Task] = {t.id: t for t in _TASKS}
@@ -243,6 +308,30 @@ FROZEN_NETWORKS: dict[str, dict[str, tuple[str, str]]] = {
     },
     "block-2p-match-v1": {
         "block-2p": ("block-2p", "82065c7007b08e8f2fc2ab4ea2feccebf00da9a654c03327addf505b78969b06")
+    },
+    "block-3p-hd-v1": {
+        "block-3p": ("block-3p", "e47588b84d4f12682350ddec8c736faf0530fc83be70f5251e23899f291f3cf4")
+    },
+    "block-3p-match-v1": {
+        "block-3p": ("block-3p", "e47588b84d4f12682350ddec8c736faf0530fc83be70f5251e23899f291f3cf4")
+    },
+    "block-4p-hd-v1": {
+        "block-4p": ("block-4p", "34e65c1145194a304a18fe7ce62db6cf231fa3d56a8939175b4274d0ac1cc631")
+    },
+    "block-4p-match-v1": {
+        "block-4p": ("block-4p", "34e65c1145194a304a18fe7ce62db6cf231fa3d56a8939175b4274d0ac1cc631")
+    },
+    "block-partnership-hd-v1": {
+        "block-partnership": (
+            "block-partnership",
+            "f018eba4e594164bc4c93811b1a43851e4c2832fdd3db4ff481d8499e34fd7bc",
+        )
+    },
+    "block-partnership-match-v1": {
+        "block-partnership": (
+            "block-partnership",
+            "f018eba4e594164bc4c93811b1a43851e4c2832fdd3db4ff481d8499e34fd7bc",
+        )
     },
     "block-partnership-v1": {
         "block-partnership": (

@@ -62,6 +62,30 @@ PINNED = {
         "44d6e973999249f11082f6554ca41585f5cb5e5a50bf84907102403f5b437687",
         "88233908e87ae77522a4aa567571b1a2dbf494c3121c319910687982300eddc3",
     ),
+    "block-3p-hd-v1": (
+        "80fbd0b0fefceeba670bfefc05159c93a2462fd2740a046ceb70ade1263009eb",
+        "39a518a7894f84fe9176d602133ca286d5113925a7cd8b830abeeb5b13b168c2",
+    ),
+    "block-4p-hd-v1": (
+        "1f39d1811ba111ba9652fc44ff8f10fee292ac0e4773dc1bf8052684e8f2b77d",
+        "1998cc649ca24ec19fb6c58e70d2dc8a992572d8e6083871af1fb269372ede0f",
+    ),
+    "block-partnership-hd-v1": (
+        "c66e4acbc6c8ab1c97512a570a81e5f88e6cfe33c6d9db88f7bcbd5ef3821cc6",
+        "45c50a947318e4d04fe4d21a5c788adbd3f7607887e00d9fd97056abc018fe1d",
+    ),
+    "block-3p-match-v1": (
+        "62c2164de8240aaf78d82d9b67f83e3cb12d92a154e2db82f5f95c90dbdd7885",
+        "40717e89dc7047d45a5852f61fce4136b9f398c70436ddbfb9f6ffe4e4e837f6",
+    ),
+    "block-4p-match-v1": (
+        "6a4fc5b6d77dc75b88e0bd24df8b67cde9cea286b4b95d13e3dab55b859ffe24",
+        "7fffa054a53e356057e207b3a239bb0354d9920344077f0ebfbc50c2af1fc8ba",
+    ),
+    "block-partnership-match-v1": (
+        "6fde2fc94a675c2794084a9b98cf0fc8aa5836200e7566825cdec6d543163da8",
+        "21ce7b58c2e46b76ca4b2fa298cfcb593095e122416f35c85ead11b3c581671f",
+    ),
 }
 
 
@@ -94,14 +118,28 @@ def test_small_set_tasks_are_the_openspiel_games() -> None:
 
 
 def test_the_variant_tasks_play_the_other_tables_of_the_rules() -> None:
-    """Where the highest double opens (its holder leads: the lot leader differs from the
-    rotating lead's on some deals) and whole matches to the default target."""
-    hd, match, plain = (TASKS[t] for t in ("block-2p-hd-v1", "block-2p-match-v1", "block-2p-v1"))
-    assert hd.env_kwargs() == {**plain.env_kwargs(), "opener": "highest_double"}
-    assert match.env_kwargs() == {**plain.env_kwargs(), "episode": "match"}
-    assert match.block_config().target == 100
+    """Every table has a task where the highest double opens (its holder leads: the leader
+    differs from the rotating lead's lot on some deals) and one of whole matches to the
+    rules' target (100 with 2 players and in partnership, 61 with 3 and 4)."""
+    hd, plain = TASKS["block-2p-hd-v1"], TASKS["block-2p-v1"]
     assert hd.definition()["field_off_its_game"] is True
     assert "field_off_its_game" not in plain.definition()
+    for task in TASKS.values():  # every table has its highest-double and match task
+        base = TASKS[task.id.replace("-hd", "").replace("-match", "")]
+        assert task.env_kwargs() == {
+            **base.env_kwargs(),
+            "episode": task.episode,
+            "opener": task.opener,
+        }
+        if task.episode == "match":
+            assert task.block_config().target == (
+                61 if task.num_players > 2 and not task.partnership else 100
+            )
+        assert task.field_off_its_game == (task.opener == "highest_double")
+    tables = {t.id for t in TASKS.values() if t.max_pip == 6}
+    assert tables == {
+        f"block-{g}{v}-v1" for g in ("2p", "3p", "4p", "partnership") for v in ("", "-hd", "-match")
+    }
     led = [deal(hd, d) for d in range(40)]
     holders = [max((_highest_double(hand), seat) for seat, hand in enumerate(h)) for _, h in led]
     assert all(leader == seat for (leader, _), (pips, seat) in zip(led, holders) if pips >= 0)
