@@ -890,7 +890,7 @@ def strength_partnership() -> str:
 
 
 PARTNERSHIP_SEARCH_TEAM = [ev(4, BP_SEARCH, "pimc-20", s, 4000) for s in (84000000, 88000000)]
-PARTNERSHIP_SEARCH_AD_HOC = ev(4, BP_SEARCH, "pimc-20", 85000000, 4000)
+PARTNERSHIP_SEARCH_AD_HOC = [ev(4, BP_SEARCH, "pimc-20", s, 4000) for s in (85000000, 95000000)]
 PARTNERSHIP_SEARCH_RULES = ev(4, BP_SEARCH, "rules", 86000000, 4000)
 
 
@@ -908,8 +908,18 @@ def strength_partnership_search() -> str:
         ],
         [
             "block-partnership-search with a PIMC-20 partner vs two PIMC-20 (`--lineup 0,1,1,1`)",
-            f"{hands(PARTNERSHIP_SEARCH_AD_HOC):,}",
-            margin(PARTNERSHIP_SEARCH_AD_HOC),
+            f"{hands(PARTNERSHIP_SEARCH_AD_HOC[0]):,}",
+            margin(PARTNERSHIP_SEARCH_AD_HOC[0]),
+        ],
+        [
+            "the same, another fresh seed",
+            f"{hands(PARTNERSHIP_SEARCH_AD_HOC[1]):,}",
+            margin(PARTNERSHIP_SEARCH_AD_HOC[1]),
+        ],
+        [
+            "the same, both pooled",
+            f"{sum(map(hands, PARTNERSHIP_SEARCH_AD_HOC)):,}",
+            pooled(PARTNERSHIP_SEARCH_AD_HOC),
         ],
         [
             "block-partnership-search with a rule-bot partner vs two rule bots"
