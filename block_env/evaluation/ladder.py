@@ -48,7 +48,7 @@ class LadderResult:
     ratings: list[Estimate]
     margins: list[list[Estimate | None]]
     win_share: list[list[float | None]]
-    hands_per_pair: int
+    hands_per_pair: int  # in a match ladder the last pair's (matches vary in length)
     seconds: float
     notes: list[str] = field(default_factory=list)  # warnings (JSON; stderr on the CLI)
     matches_per_pair: int = 0  # a match ladder's matches per pair (its ratings rest on them)

@@ -160,6 +160,8 @@ def test_commands_name_the_files_that_were_evaluated() -> None:
         data = _json(row)
         if row["kind"] == "evaluate" and data["config"]["episode"] == "match":
             assert f"--matches {data['matches']}" in row["command"], row["file"]
+        elif row["kind"] == "ladder" and data.get("matches_per_pair"):
+            assert f"--matches {data['matches_per_pair']}" in row["command"], row["file"]
         else:
             assert f"--hands {row['hands']}" in row["command"], row["file"]
 
