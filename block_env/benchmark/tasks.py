@@ -293,52 +293,22 @@ TASKS: dict[str, Task] = {t.id: t for t in _TASKS}
 # (the name that file is shipped under now, its sha256). A newer policy shipped under the
 # field's name does not change the task: the runner plays the frozen file, and refuses to run
 # when that file's sha256 differs.
+_SHIPPED_SHA256 = {  # the shipped networks the tasks froze, by the name they ship under
+    "block-2p": "82065c7007b08e8f2fc2ab4ea2feccebf00da9a654c03327addf505b78969b06",
+    "block-3p": "e47588b84d4f12682350ddec8c736faf0530fc83be70f5251e23899f291f3cf4",
+    "block-4p": "34e65c1145194a304a18fe7ce62db6cf231fa3d56a8939175b4274d0ac1cc631",
+    "block-partnership": "f018eba4e594164bc4c93811b1a43851e4c2832fdd3db4ff481d8499e34fd7bc",
+    "block-partnership-scratch": "0f2fe29bc743a724b852524e2b874adbe6f242e22f5c8a1da5a22df74a55a1ca",
+}
 FROZEN_NETWORKS: dict[str, dict[str, tuple[str, str]]] = {
-    "block-2p-v1": {
-        "block-2p": ("block-2p", "82065c7007b08e8f2fc2ab4ea2feccebf00da9a654c03327addf505b78969b06")
-    },
-    "block-3p-v1": {
-        "block-3p": ("block-3p", "e47588b84d4f12682350ddec8c736faf0530fc83be70f5251e23899f291f3cf4")
-    },
-    "block-4p-v1": {
-        "block-4p": ("block-4p", "34e65c1145194a304a18fe7ce62db6cf231fa3d56a8939175b4274d0ac1cc631")
-    },
-    "block-2p-hd-v1": {
-        "block-2p": ("block-2p", "82065c7007b08e8f2fc2ab4ea2feccebf00da9a654c03327addf505b78969b06")
-    },
-    "block-2p-match-v1": {
-        "block-2p": ("block-2p", "82065c7007b08e8f2fc2ab4ea2feccebf00da9a654c03327addf505b78969b06")
-    },
-    "block-3p-hd-v1": {
-        "block-3p": ("block-3p", "e47588b84d4f12682350ddec8c736faf0530fc83be70f5251e23899f291f3cf4")
-    },
-    "block-3p-match-v1": {
-        "block-3p": ("block-3p", "e47588b84d4f12682350ddec8c736faf0530fc83be70f5251e23899f291f3cf4")
-    },
-    "block-4p-hd-v1": {
-        "block-4p": ("block-4p", "34e65c1145194a304a18fe7ce62db6cf231fa3d56a8939175b4274d0ac1cc631")
-    },
-    "block-4p-match-v1": {
-        "block-4p": ("block-4p", "34e65c1145194a304a18fe7ce62db6cf231fa3d56a8939175b4274d0ac1cc631")
-    },
-    "block-partnership-hd-v1": {
-        "block-partnership": (
-            "block-partnership",
-            "f018eba4e594164bc4c93811b1a43851e4c2832fdd3db4ff481d8499e34fd7bc",
-        )
-    },
-    "block-partnership-match-v1": {
-        "block-partnership": (
-            "block-partnership",
-            "f018eba4e594164bc4c93811b1a43851e4c2832fdd3db4ff481d8499e34fd7bc",
-        )
-    },
-    "block-partnership-v1": {
-        "block-partnership": (
-            "block-partnership-scratch",
-            "0f2fe29bc743a724b852524e2b874adbe6f242e22f5c8a1da5a22df74a55a1ca",
-        )
-    },
+    task.id: {
+        o.spec: (o.spec, _SHIPPED_SHA256[o.spec]) for o in task.field if o.spec in _SHIPPED_SHA256
+    }
+    for task in _TASKS
+}
+# block-partnership-v1 froze the first partnership policy, shipped now under another name
+FROZEN_NETWORKS["block-partnership-v1"] = {
+    "block-partnership": ("block-partnership-scratch", _SHIPPED_SHA256["block-partnership-scratch"])
 }
 
 
