@@ -891,42 +891,32 @@ def strength_partnership() -> str:
 
 PARTNERSHIP_SEARCH_TEAM = [ev(4, BP_SEARCH, "pimc-20", s, 4000) for s in (84000000, 88000000)]
 PARTNERSHIP_SEARCH_AD_HOC = [ev(4, BP_SEARCH, "pimc-20", s, 4000) for s in (85000000, 95000000)]
-PARTNERSHIP_SEARCH_RULES = ev(4, BP_SEARCH, "rules", 86000000, 4000)
+PARTNERSHIP_SEARCH_RULES = [ev(4, BP_SEARCH, "rules", s, 4000) for s in (86000000, 96000000)]
+
+
+def seeds_rows(label: str, files: list[str]) -> list[list[str]]:
+    """One row per fresh seed (the first under ``label``), then all of them pooled."""
+    rows = [
+        [label if i == 0 else "the same, another fresh seed", f"{hands(f):,}", margin(f)]
+        for i, f in enumerate(files)
+    ]
+    return rows + [["the same, both pooled", f"{sum(map(hands, files)):,}", pooled(files)]]
 
 
 def strength_partnership_search() -> str:
     """docs/strength.md: block-partnership-search against two PIMC-20, as a team of two and
     beside a PIMC-20 partner, and beside a rule-bot partner against two rule bots."""
-    first, second = PARTNERSHIP_SEARCH_TEAM
     rows = [
-        ["two block-partnership-search vs two PIMC-20", f"{hands(first):,}", margin(first)],
-        ["the same, another fresh seed", f"{hands(second):,}", margin(second)],
-        [
-            "the same, both pooled",
-            f"{sum(map(hands, PARTNERSHIP_SEARCH_TEAM)):,}",
-            pooled(PARTNERSHIP_SEARCH_TEAM),
-        ],
-        [
+        *seeds_rows("two block-partnership-search vs two PIMC-20", PARTNERSHIP_SEARCH_TEAM),
+        *seeds_rows(
             "block-partnership-search with a PIMC-20 partner vs two PIMC-20 (`--lineup 0,1,1,1`)",
-            f"{hands(PARTNERSHIP_SEARCH_AD_HOC[0]):,}",
-            margin(PARTNERSHIP_SEARCH_AD_HOC[0]),
-        ],
-        [
-            "the same, another fresh seed",
-            f"{hands(PARTNERSHIP_SEARCH_AD_HOC[1]):,}",
-            margin(PARTNERSHIP_SEARCH_AD_HOC[1]),
-        ],
-        [
-            "the same, both pooled",
-            f"{sum(map(hands, PARTNERSHIP_SEARCH_AD_HOC)):,}",
-            pooled(PARTNERSHIP_SEARCH_AD_HOC),
-        ],
-        [
+            PARTNERSHIP_SEARCH_AD_HOC,
+        ),
+        *seeds_rows(
             "block-partnership-search with a rule-bot partner vs two rule bots"
             " (`--lineup 0,1,1,1`)",
-            f"{hands(PARTNERSHIP_SEARCH_RULES):,}",
-            margin(PARTNERSHIP_SEARCH_RULES),
-        ],
+            PARTNERSHIP_SEARCH_RULES,
+        ),
     ]
     return table(
         ["fresh deals", "hands", "the team's points per hand [95% CI]"],
