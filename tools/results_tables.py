@@ -876,12 +876,11 @@ def strength_partnership() -> str:
         ["two block-partnership vs two PIMC-20", "4,000", margin(PARTNERSHIP_PIMC[0])],
         ["the same, another fresh seed", "4,000", margin(PARTNERSHIP_PIMC[1])],
         ["the same, both pooled", "8,000", pooled(PARTNERSHIP_PIMC)],
-        [
-            "block-partnership with a PIMC-20 partner vs two PIMC-20 (`--lineup 0,1,1,1`)",
-            "4,000",
-            margin(ev(4, PF4, "pimc-20", 77000000, 4000)),
-        ],
     ]
+    rows += seeds_rows(
+        "block-partnership with a PIMC-20 partner vs two PIMC-20 (`--lineup 0,1,1,1`)",
+        [ev(4, PF4, "pimc-20", 77000000, 4000), ev(4, BP, "pimc-20", 97000000, 4000)],
+    )
     return table(
         ["team vs team (fresh deals)", "hands", "the team's points per hand [95% CI]"],
         ["---", "---:", "---"],
