@@ -29,7 +29,7 @@ import math
 import re
 import sys
 from collections.abc import Callable
-from functools import cache
+from functools import cache, partial
 from pathlib import Path
 from typing import Any
 
@@ -226,9 +226,18 @@ LADDERS = {
     3: f"ladders/ladder_3p_{S3}_seed0_402h.json",
     4: f"ladders/ladder_4p_{F4}_seed0_300h.json",
     "partnership": f"ladders/ladder_partnership_{BP}_seed87000000_400h.json",
+}
+VARIANT_LADDERS = {  # the round robins where the highest double opens (hd) and over whole matches
     "2p-hd": f"ladders/ladder_2p_hd_{P2}_seed98000000_1000h.json",
     "2p-match": f"ladders/ladder_2p_match_{P2}_seed99000000_200m.json",
+    "3p-hd": f"ladders/ladder_3p_hd_{F3}_seed100000000_3000h.json",
+    "3p-match": f"ladders/ladder_3p_match_{F3}_seed103000000_300m.json",
+    "4p-hd": f"ladders/ladder_4p_hd_{F4}_seed101000000_2000h.json",
+    "4p-match": f"ladders/ladder_4p_match_{F4}_seed104000000_300m.json",
+    "partnership-hd": f"ladders/ladder_partnership_hd_{BP}_seed102000000_400h.json",
+    "partnership-match": f"ladders/ladder_partnership_match_{BP}_seed105000000_60m.json",
 }
+LADDERS.update(VARIANT_LADDERS)
 INFOSTATE = [  # label, file, bold margin
     ("pimc-100", ev(2, P2, "pimc-100", 15000000, 8000), True),
     ("pimc-100", ev(2, P2, "pimc-100", 18000000, 8000), True),
@@ -515,14 +524,9 @@ def ladder_partnership() -> str:
     return _ladder("partnership", {})
 
 
-def ladder_2p_hd() -> str:
-    """docs/ladder.md: the 2-player round robin where the highest double opens."""
-    return _ladder("2p-hd", {})
-
-
-def ladder_2p_match() -> str:
-    """docs/ladder.md: the 2-player round robin over whole matches to 100."""
-    return _ladder("2p-match", {"docs/experiments/match_2p.pt": "match_2p"})
+def ladder_variant(key: str) -> str:
+    """docs/ladder.md: a round robin where the highest double opens, or over whole matches."""
+    return _ladder(key, {"docs/experiments/match_2p.pt": "match_2p"})
 
 
 def policies_time_to_strength() -> str:
@@ -636,21 +640,34 @@ BENCH_2P_MATCH = [  # the agents scored on block-2p-match-v1
     ("match_2p (match-aware, not shipped)", "benchmark/block-2p-match-v1/match_2p@d23f0a56.json"),
     ("rules", "benchmark/block-2p-match-v1/rules.json"),
 ]
+BENCH_VARIANTS = {  # table name -> the shipped network and the rule bot on one variant task
+    f"benchmark-{n}p-{form}": [
+        (f"block-{n}p", f"benchmark/block-{n}p-{form}-v1/{net}.json"),
+        ("rules", f"benchmark/block-{n}p-{form}-v1/rules.json"),
+    ]
+    for n, net in ((3, F3), (4, F4))
+    for form in ("hd", "match")
+}
 
 
 def benchmark_scores(agents: list[tuple[str, str]]) -> str:
     """Agents scored on one task, one column per agent (label, file): the margin over each
-    opponent, or in a match task the share of matches won, and the Elo where it has one."""
+    opponent in each lineup, or in a match task the share of matches won, and the Elo where
+    it has one. The lineup gets a column where the task has more than one."""
     data = [load(f) for _, f in agents]
-    opponents: list[str] = []
+    keys: list[tuple[str, str]] = []  # (opponent, lineup), in the order the files give them
     for d in data:
-        opponents += [r["opponent"] for r in d["rows"] if r["opponent"] not in opponents]
+        keys += [(r["opponent"], r["lineup"]) for r in d["rows"]]
+    keys = list(dict.fromkeys(keys))
+    by_lineup = len({lineup for _, lineup in keys}) > 1
     in_matches = any(r.get("match_win") for d in data for r in d["rows"])
     rows = []
-    for opp in opponents:
-        cells = [opp]
+    for opp, lineup in keys:
+        cells = [opp, lineup] if by_lineup else [opp]
         for d in data:
-            row = next((r for r in d["rows"] if r["opponent"] == opp), None)
+            row = next(
+                (r for r in d["rows"] if (r["opponent"], r["lineup"]) == (opp, lineup)), None
+            )
             if row is None:
                 cells.append("–")
             elif in_matches:
@@ -663,13 +680,14 @@ def benchmark_scores(agents: list[tuple[str, str]]) -> str:
                 cells.append(f"{ci(m['mean'], m['lo'], m['hi'])} ({row['hands']:,})")
         rows.append(cells)
     if any(d["elo"] for d in data):
-        elo = ["Elo (random = 0)"]
+        elo = ["Elo (random = 0)", *([""] if by_lineup else [])]
         for d in data:
             e = d["elo"]
             elo.append(f"{e['mean']:+.0f} [{e['lo']:+.0f}, {e['hi']:+.0f}]".replace("-", MINUS))
         rows.append(elo)
     unit = ", matches won (matches)" if in_matches else " (hands)"
-    head = ["opponent", *[f"{label}{unit}" for label, _ in agents]]
+    head = ["opponent", *(["lineup"] if by_lineup else [])]
+    head += [f"{label}{unit}" for label, _ in agents]
     return table(head, ["---"] * len(head), rows)
 
 
@@ -1221,8 +1239,7 @@ TABLES: dict[str, Callable[[], str]] = {
     "ladder-3p": ladder_3p,
     "ladder-4p": ladder_4p,
     "ladder-partnership": ladder_partnership,
-    "ladder-2p-hd": ladder_2p_hd,
-    "ladder-2p-match": ladder_2p_match,
+    **{f"ladder-{key}": partial(ladder_variant, key) for key in VARIANT_LADDERS},
     "ladder-2p-search": ladder_2p_search,
     "policies-time-to-strength": policies_time_to_strength,
     "policies-final-evaluation": policies_final_evaluation,
@@ -1233,6 +1250,7 @@ TABLES: dict[str, Callable[[], str]] = {
     "benchmark-2p": benchmark_2p,
     "benchmark-2p-hd": benchmark_2p_hd,
     "benchmark-2p-match": benchmark_2p_match,
+    **{name: partial(benchmark_scores, agents) for name, agents in BENCH_VARIANTS.items()},
     "benchmark-exploit-full": exploit_full,
     "leaderboard-d3": lambda: leaderboard_small("block-d3-2p-v1"),
     "leaderboard-2p": lambda: leaderboard_full("block-2p-v1"),
