@@ -648,6 +648,10 @@ BENCH_VARIANTS = {  # table name -> the shipped network and the rule bot on one 
     for n, net in ((3, F3), (4, F4))
     for form in ("hd", "match")
 }
+BENCH_VARIANTS["benchmark-partnership-hd"] = [
+    ("block-partnership", f"benchmark/block-partnership-hd-v1/{BP}.json"),
+    ("rules", "benchmark/block-partnership-hd-v1/rules.json"),
+]
 
 
 def benchmark_scores(agents: list[tuple[str, str]]) -> str:
