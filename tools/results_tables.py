@@ -640,13 +640,13 @@ BENCH_2P_MATCH = [  # the agents scored on block-2p-match-v1
     ("match_2p (match-aware, not shipped)", "benchmark/block-2p-match-v1/match_2p@d23f0a56.json"),
     ("rules", "benchmark/block-2p-match-v1/rules.json"),
 ]
-BENCH_VARIANTS = {  # table name -> the shipped network and the rule bot on one variant task
-    f"benchmark-{n}p-{form}": [
-        (f"block-{n}p", f"benchmark/block-{n}p-{form}-v1/{net}.json"),
-        ("rules", f"benchmark/block-{n}p-{form}-v1/rules.json"),
+BENCH_VARIANTS = {  # table name -> the shipped network and the rule bot on one 3p/4p task
+    f"benchmark-{n}p{form}": [
+        (f"block-{n}p", f"benchmark/block-{n}p{form}-v1/{net}.json"),
+        ("rules", f"benchmark/block-{n}p{form}-v1/rules.json"),
     ]
     for n, net in ((3, F3), (4, F4))
-    for form in ("hd", "match")
+    for form in ("", "-hd", "-match")
 }
 BENCH_VARIANTS["benchmark-partnership-hd"] = [
     ("block-partnership", f"benchmark/block-partnership-hd-v1/{BP}.json"),
