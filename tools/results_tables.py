@@ -628,30 +628,24 @@ def benchmark_exploit_d3() -> str:
     return table(head, ["---", "---:", "---:", "---", "---:", "---", "---"], rows)
 
 
-BENCH_2P = [  # the agents scored on block-2p-v1
-    ("block-2p", "benchmark/block-2p-v1/block-2p@82065c70.json"),
-    ("rules", "benchmark/block-2p-v1/rules.json"),
-]
-BENCH_2P_HD = [  # the agents scored on block-2p-hd-v1
-    ("block-2p", "benchmark/block-2p-hd-v1/block-2p@82065c70.json"),
-    ("rules", "benchmark/block-2p-hd-v1/rules.json"),
-]
-BENCH_2P_MATCH = [  # the agents scored on block-2p-match-v1
-    ("match_2p (match-aware, not shipped)", "benchmark/block-2p-match-v1/match_2p@d23f0a56.json"),
-    ("rules", "benchmark/block-2p-match-v1/rules.json"),
-]
-BENCH_VARIANTS = {  # table name -> the shipped network and the rule bot on one 3p/4p task
+BENCH_VARIANTS = {  # table name -> [(column label, file)]: the agents scored on one task
     f"benchmark-{n}p{form}": [
         (f"block-{n}p", f"benchmark/block-{n}p{form}-v1/{net}.json"),
         ("rules", f"benchmark/block-{n}p{form}-v1/rules.json"),
     ]
-    for n, net in ((3, F3), (4, F4))
+    for n, net in ((2, P2), (3, F3), (4, F4))
     for form in ("", "-hd", "-match")
+    if (n, form) != (2, "-match")
 }
-BENCH_VARIANTS["benchmark-partnership-hd"] = [
-    ("block-partnership", f"benchmark/block-partnership-hd-v1/{BP}.json"),
-    ("rules", "benchmark/block-partnership-hd-v1/rules.json"),
+BENCH_VARIANTS["benchmark-2p-match"] = [
+    ("match_2p (match-aware, not shipped)", "benchmark/block-2p-match-v1/match_2p@d23f0a56.json"),
+    ("rules", "benchmark/block-2p-match-v1/rules.json"),
 ]
+for form in ("", "-hd"):
+    BENCH_VARIANTS[f"benchmark-partnership{form}"] = [
+        ("block-partnership", f"benchmark/block-partnership{form}-v1/{BP}.json"),
+        ("rules", f"benchmark/block-partnership{form}-v1/rules.json"),
+    ]
 
 
 def benchmark_scores(agents: list[tuple[str, str]]) -> str:
@@ -693,21 +687,6 @@ def benchmark_scores(agents: list[tuple[str, str]]) -> str:
     head = ["opponent", *(["lineup"] if by_lineup else [])]
     head += [f"{label}{unit}" for label, _ in agents]
     return table(head, ["---"] * len(head), rows)
-
-
-def benchmark_2p() -> str:
-    """docs/benchmark.md: agents scored on block-2p-v1."""
-    return benchmark_scores(BENCH_2P)
-
-
-def benchmark_2p_hd() -> str:
-    """docs/benchmark.md: agents scored on block-2p-hd-v1 (the highest double opens)."""
-    return benchmark_scores(BENCH_2P_HD)
-
-
-def benchmark_2p_match() -> str:
-    """docs/benchmark.md: agents scored on block-2p-match-v1 (whole matches)."""
-    return benchmark_scores(BENCH_2P_MATCH)
 
 
 EXPLOIT_FULL = [  # label, file
@@ -1251,9 +1230,6 @@ TABLES: dict[str, Callable[[], str]] = {
     "distributed-scaling": distributed_scaling,
     "readme-strength": readme_strength,
     "benchmark-exploit-d3": benchmark_exploit_d3,
-    "benchmark-2p": benchmark_2p,
-    "benchmark-2p-hd": benchmark_2p_hd,
-    "benchmark-2p-match": benchmark_2p_match,
     **{name: partial(benchmark_scores, agents) for name, agents in BENCH_VARIANTS.items()},
     "benchmark-exploit-full": exploit_full,
     "leaderboard-d3": lambda: leaderboard_small("block-d3-2p-v1"),
