@@ -646,6 +646,9 @@ for form in ("", "-hd"):
         ("block-partnership", f"benchmark/block-partnership{form}-v1/{BP}.json"),
         ("rules", f"benchmark/block-partnership{form}-v1/rules.json"),
     ]
+BENCH_VARIANTS["benchmark-partnership-match"] = [
+    ("rules", "benchmark/block-partnership-match-v1/rules.json"),
+]
 
 
 def benchmark_scores(agents: list[tuple[str, str]]) -> str:
