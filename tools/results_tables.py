@@ -635,9 +635,8 @@ BENCH_VARIANTS = {  # table name -> [(column label, file)]: the agents scored on
     ]
     for n, net in ((2, P2), (3, F3), (4, F4))
     for form in ("", "-hd", "-match")
-    if (n, form) != (2, "-match")
 }
-BENCH_VARIANTS["benchmark-2p-match"] = [
+BENCH_VARIANTS["benchmark-2p-match"] = [  # block-2p was not scored there; the match-aware run was
     ("match_2p (match-aware, not shipped)", "benchmark/block-2p-match-v1/match_2p@d23f0a56.json"),
     ("rules", "benchmark/block-2p-match-v1/rules.json"),
 ]
