@@ -646,6 +646,7 @@ for form in ("", "-hd"):
         ("rules", f"benchmark/block-partnership{form}-v1/rules.json"),
     ]
 BENCH_VARIANTS["benchmark-partnership-match"] = [
+    ("block-partnership", f"benchmark/block-partnership-match-v1/{BP}.json"),
     ("rules", "benchmark/block-partnership-match-v1/rules.json"),
 ]
 
