@@ -375,7 +375,11 @@ def strength_4p_summary() -> str:
     )
 
 
-LINEUP_HEAD = ["players", "lone seat vs field", "lone seat's margin", "field seats' margin"]
+def lineup_table(*groups: tuple[list, int], deals: str = "") -> str:
+    """A lone-seat-vs-field table of (rows, players) groups; `deals` names the deals after the
+    lineup column's title."""
+    head = ["players", f"lone seat vs field{deals}", "lone seat's margin", "field seats' margin"]
+    return table(head, ["---"] * 4, [r for rows, n in groups for r in lone_field_rows(rows, n)])
 
 
 def ladder_lineups_seed0() -> str:
@@ -396,8 +400,7 @@ def ladder_lineups_seed0() -> str:
         ("block-4p vs rules", ev(4, S4, "rules", 0, 2000), False),
         ("rules vs block-4p", ev(4, "rules", S4, 0, 2000), False),
     ]
-    rows = lone_field_rows(r3, 3) + lone_field_rows(r4, 4)
-    return table(LINEUP_HEAD, ["---"] * 4, rows)
+    return lineup_table((r3, 3), (r4, 4))
 
 
 def ladder_3p_seed9() -> str:
@@ -408,9 +411,7 @@ def ladder_3p_seed9() -> str:
         ("block-3p vs pimc-20", ev(3, F3, "pimc-20", 9, 8001), False),
         ("pimc-20 vs block-3p", ev(3, "pimc-20", F3, 9, 8001), False),
     ]
-    head = list(LINEUP_HEAD)
-    head[1] = "lone seat vs field (8,001 hands, seed 9: overlaps the selection deals)"
-    return table(head, ["---"] * 4, lone_field_rows(rows, 3))
+    return lineup_table((rows, 3), deals=" (8,001 hands, seed 9: overlaps the selection deals)")
 
 
 def ladder_3p_fresh() -> str:
@@ -421,9 +422,7 @@ def ladder_3p_fresh() -> str:
         ("block-3p vs pimc-20", ev(3, F3, "pimc-20", 2000000, 8001), True),
         ("pimc-20 vs block-3p", ev(3, "pimc-20", F3, 2000000, 8001), True),
     ]
-    head = list(LINEUP_HEAD)
-    head[1] = "lone seat vs field (8,001 fresh hands)"
-    return table(head, ["---"] * 4, lone_field_rows(rows, 3))
+    return lineup_table((rows, 3), deals=" (8,001 fresh hands)")
 
 
 def ladder_4p_fresh() -> str:
@@ -438,7 +437,7 @@ def ladder_4p_fresh() -> str:
         ("stage 1 vs pimc-20", ev(4, S4, "pimc-20", 4000000, 2000), False),
         ("pimc-20 vs stage 1", ev(4, "pimc-20", S4, 4000000, 2000), False),
     ]
-    return table(LINEUP_HEAD, ["---"] * 4, lone_field_rows(rows, 4))
+    return lineup_table((rows, 4))
 
 
 def ladder_4p_fresh40k() -> str:
@@ -449,9 +448,7 @@ def ladder_4p_fresh40k() -> str:
         ("stage 1 vs rules", ev(4, S4, "rules", 5000000, 40000), False),
         ("rules vs stage 1", ev(4, "rules", S4, 5000000, 40000), False),
     ]
-    head = list(LINEUP_HEAD)
-    head[1] = "lone seat vs field (40,000 fresh hands)"
-    return table(head, ["---"] * 4, lone_field_rows(rows, 4))
+    return lineup_table((rows, 4), deals=" (40,000 fresh hands)")
 
 
 def ladder_4p_pimc16k() -> str:
