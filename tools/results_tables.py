@@ -890,7 +890,9 @@ def strength_partnership() -> str:
 
 
 PARTNERSHIP_SEARCH_TEAM = [ev(4, BP_SEARCH, "pimc-20", s, 4000) for s in (84000000, 88000000)]
-PARTNERSHIP_SEARCH_AD_HOC = [ev(4, BP_SEARCH, "pimc-20", s, 4000) for s in (85000000, 95000000)]
+PARTNERSHIP_SEARCH_AD_HOC = [
+    ev(4, BP_SEARCH, "pimc-20", s, 4000) for s in (85000000, 95000000, 108000000, 109000000)
+]
 PARTNERSHIP_SEARCH_RULES = [ev(4, BP_SEARCH, "rules", s, 4000) for s in (86000000, 96000000)]
 
 
@@ -900,7 +902,10 @@ def seeds_rows(label: str, files: list[str]) -> list[list[str]]:
         [label if i == 0 else "the same, another fresh seed", f"{hands(f):,}", margin(f)]
         for i, f in enumerate(files)
     ]
-    return rows + [["the same, both pooled", f"{sum(map(hands, files)):,}", pooled(files)]]
+    pooled_label = "both" if len(files) == 2 else f"all {len(files)}"
+    return rows + [
+        [f"the same, {pooled_label} pooled", f"{sum(map(hands, files)):,}", pooled(files)]
+    ]
 
 
 def strength_partnership_search() -> str:
