@@ -637,15 +637,11 @@ BENCH_VARIANTS["benchmark-2p-match"] = [  # block-2p was not scored there; the m
     ("match_2p (match-aware, not shipped)", "benchmark/block-2p-match-v1/match_2p@d23f0a56.json"),
     ("rules", "benchmark/block-2p-match-v1/rules.json"),
 ]
-for form in ("", "-hd"):
+for form in ("", "-hd", "-match"):
     BENCH_VARIANTS[f"benchmark-partnership{form}"] = [
         ("block-partnership", f"benchmark/block-partnership{form}-v1/{BP}.json"),
         ("rules", f"benchmark/block-partnership{form}-v1/rules.json"),
     ]
-BENCH_VARIANTS["benchmark-partnership-match"] = [
-    ("block-partnership", f"benchmark/block-partnership-match-v1/{BP}.json"),
-    ("rules", "benchmark/block-partnership-match-v1/rules.json"),
-]
 
 
 def benchmark_scores(agents: list[tuple[str, str]]) -> str:
