@@ -123,6 +123,10 @@ class RandomAgent:
     def __init__(self, seed: int | None = None) -> None:
         self.rng = np.random.default_rng(seed)
 
+    def reseed(self, seed: int) -> None:
+        """Restart the draws from ``seed``."""
+        self.rng = np.random.default_rng(seed)
+
     def probabilities(self, observation: Mapping[str, np.ndarray]) -> np.ndarray:
         """The distribution ``act`` draws from: uniform over the legal actions."""
         mask = np.asarray(observation["action_mask"], dtype=np.float64)

@@ -99,6 +99,11 @@ class GuidedSearchAgent:
         self.tiles = tile_set(policy.model.max_pip)
         self.last_scores: dict[int, float] = {}  # score of each legal move, last decision
 
+    def reseed(self, seed: int) -> None:
+        """Restart PIMC's random numbers from ``seed``: the worlds a PIMC agent reseeded
+        alike would draw (the network is deterministic)."""
+        self.pimc.reseed(seed)
+
     @property
     def last_worlds(self) -> int:
         """Worlds solved for the last decision (0: forced move)."""

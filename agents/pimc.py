@@ -255,6 +255,11 @@ class PIMCAgent:
         self._configs: dict[tuple[int, bool, int], BlockConfig] = {}
         self.last_worlds = 0  # worlds solved for the last decision (0: forced move)
 
+    def reseed(self, seed: int) -> None:
+        """Restart the world sampler's random numbers from ``seed`` (an evaluation with a
+        control replays games this way)."""
+        self.rng.seed(seed)
+
     def _config(self, n: int, partnership: bool, max_pip: int = MAX_PIP) -> BlockConfig:
         key = (n, partnership, max_pip)
         if key not in self._configs:

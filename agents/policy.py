@@ -45,6 +45,10 @@ class PolicyAgent:
         if seed is not None:
             self.generator.manual_seed(seed)
 
+    def reseed(self, seed: int) -> None:
+        """Restart the sampling generator from ``seed`` (no effect on greedy play)."""
+        self.generator.manual_seed(seed)
+
     @torch.no_grad()
     def act_batch(self, obs: np.ndarray | torch.Tensor, mask: np.ndarray | torch.Tensor) -> Any:
         """Actions for a batch: numpy in, numpy out; torch in, torch out (on the same device).

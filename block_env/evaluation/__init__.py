@@ -6,10 +6,11 @@ lineup, ``ladder`` a round robin; ``python -m block_env.evaluate`` is the comman
 user manual is docs/evaluation.md.
 
 Modules: ``runner`` (evaluate, prepare, run), ``duplicate`` (plans and serial play),
-``parallel`` (worker processes), ``results`` (EvalResult), ``stats`` (estimates, CIs,
-Bradley-Terry), ``ladder``, ``cli``, and ``batched`` (the same evaluation on the batched
-engine, for the trainer; it imports ``agents``, so it is not imported here). Agent specs
-live in ``block_env.agent_specs``.
+``parallel`` (worker processes), ``control`` (against a control agent, common random
+numbers), ``results`` (EvalResult), ``stats`` (estimates, CIs, Bradley-Terry), ``ladder``,
+``cli``, and ``batched`` (the same evaluation on the batched engine, for the trainer; it
+imports ``agents``, so it is not imported here). Agent specs live in
+``block_env.agent_specs``.
 """
 
 from block_env.agent_specs import SetupError

@@ -88,6 +88,14 @@ def _parser(prog: str = PROG) -> argparse.ArgumentParser:
         "two more of the second (default: one each, teams A,B,A,B for two agents in "
         "partnership, else the first agent against a field of the others)",
     )
+    p.add_argument(
+        "--control",
+        default=None,
+        metavar="AGENT",
+        help="also report the first agent's gain over AGENT in its seats, on the same deals "
+        "and random draws: games where the two choose apart are replayed with AGENT seated "
+        "(hand episodes; a much narrower CI than the margin's, see docs/evaluation.md)",
+    )
     p.add_argument("--ladder", action="store_true", help="round robin with ratings")
     p.add_argument(
         "--crossplay",
@@ -237,6 +245,8 @@ def main(argv: Iterable[str] | None = None, prog: str | None = None) -> int:
                 raise UsageError("--record saves the games of an evaluation, not of --ladder")
             if args.lineup is not None:
                 raise UsageError("--ladder seats every pair its own way: drop --lineup")
+            if args.control is not None:
+                raise UsageError("--control compares one agent with another: drop --ladder")
             output = None if args.json is None else check_output(args.json)
             res = ladder(
                 args.agents or None,
@@ -268,6 +278,7 @@ def main(argv: Iterable[str] | None = None, prog: str | None = None) -> int:
                 lineup=_lineup(args.lineup),
                 allow_mismatch=args.allow_mismatch,
                 workers=args.workers,
+                control=args.control,
                 **config,
             )
             output = None if args.json is None else check_output(args.json)
@@ -290,7 +301,11 @@ def _crossplay(args: argparse.Namespace, config: dict[str, Any], progress: bool)
         raise UsageError("--crossplay seats partners: add --partnership (4 players)")
     if args.episode != "hand" or args.matches is not None:
         raise UsageError("--crossplay compares teams on single hands: drop --episode/--matches")
-    for flag, value in (("--ladder", args.ladder), ("--lineup", args.lineup)):
+    for flag, value in (
+        ("--ladder", args.ladder),
+        ("--lineup", args.lineup),
+        ("--control", args.control),
+    ):
         if value:
             raise UsageError(f"--crossplay seats every pair its own way: drop {flag}")
     if args.record is not None:

@@ -9,7 +9,7 @@ removes that deal-to-deal variance from the comparison (see docs/evaluation.md).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,6 +26,13 @@ from block_env.agent_specs import (
     default_lineup,
     plain_observation,
     unique_labels,
+)
+from block_env.evaluation.control import (
+    ControlWatch,
+    check_control,
+    check_replayable,
+    episode_seeds,
+    reseed,
 )
 from block_env.evaluation.results import EvalResult, eval_result
 
@@ -51,6 +58,13 @@ class EvalPlan:
     specs: list[Any] = field(default_factory=list)
     game: dict[str, Any] = field(default_factory=dict)  # num_players and the config keywords
     allow_mismatch: bool = False
+    # evaluations with a control (block_env.evaluation.control): its spec and label, and per
+    # lineup position the control standing in for the first agent there (None elsewhere)
+    # and whether it gets the plain observation cut out of the information state
+    control_spec: Any = None
+    control_name: str | None = None
+    controls: list[Any] = field(default_factory=list)
+    control_cut: list[bool] = field(default_factory=list)
 
 
 def build_plan(
@@ -65,11 +79,13 @@ def build_plan(
     allow_mismatch: bool,
     config: dict[str, Any],
     player_seeds: Sequence[int] | None = None,
+    control: AgentSpec | None = None,
 ) -> EvalPlan:
     """Check an evaluation's arguments (SetupError on anything wrong) and build its env and
     agents, one per lineup position. ``player_seeds`` (one per lineup position) seed the
     agents built from specs, by default ``seed * 1009 + position`` (a worker's chunk gives
-    its own)."""
+    its own). ``control``: an agent to stand in for the first agent in a second game
+    wherever the two choose apart (``block_env.evaluation.control``)."""
     from block_env.env import raw_env
 
     if "reward" in config:
@@ -107,11 +123,17 @@ def build_plan(
             "using every agent"
         )
     names = unique_labels(list(labels) if labels is not None else [agent_label(a) for a in agents])
+    control_name = None if control is None else check_control(control, episode)
     seeds = [seed * 1009 + p for p in range(n)] if player_seeds is None else list(player_seeds)
     # One instance per lineup position for specs (stateful agents never share a seat).
     players = [build_agent(agents[lineup[p]], env, seed=seeds[p]) for p in range(n)]
-    wants = [agent_obs_type(player) for player in players]
+    controls = [
+        build_agent(control, env, seed=seeds[p]) if control is not None and lineup[p] == 0 else None
+        for p in range(n)
+    ]
+    wants = [agent_obs_type(a) for a in players + controls if a is not None]
     plain_cut: list[bool] = []
+    control_cut: list[bool] = []
     if "information_state" in wants:
         # The env hands out the information state; agents built from specs are built again
         # on it (oracles read the env they were given), the others get the plain part.
@@ -128,12 +150,21 @@ def build_plan(
             else build_agent(agents[lineup[p]], env, seed=seeds[p])
             for p, player in enumerate(players)
         ]
+        controls = [
+            c if c is None or hasattr(control, "act") else build_agent(control, env, seed=seeds[p])
+            for p, c in enumerate(controls)
+        ]
         plain_cut = [agent_obs_type(player) == "observation" for player in players]
+        control_cut = [c is not None and agent_obs_type(c) == "observation" for c in controls]
     notes: list[str] = []
-    for p, player in enumerate(players):
-        note = check_game(player, names[lineup[p]], cfg, allow_mismatch)
+    seated = [(player, names[lineup[p]]) for p, player in enumerate(players)]
+    seated += [(c, f"control {control_name}") for c in controls if c is not None]
+    for agent, name in seated:
+        note = check_game(agent, name, cfg, allow_mismatch)
         if note is not None and note not in notes:
             notes.append(note)
+        if control is not None:
+            check_replayable(agent, name)
     return EvalPlan(
         env,
         players,
@@ -147,6 +178,10 @@ def build_plan(
         specs=list(agents),
         game={"num_players": num_players, **config},
         allow_mismatch=allow_mismatch,
+        control_spec=control,
+        control_name=control_name,
+        controls=controls if control is not None else [],
+        control_cut=control_cut,
     )
 
 
@@ -156,7 +191,9 @@ def play_deals(
     """Play deals ``first`` .. ``stop - 1`` of ``plan`` (deal ``d`` on env seed
     ``plan.seed + d``, once per seating) and return their per-deal totals: arrays of
     shape (deals, agents) (``reward``, ``seat_hands``, ``seat_wins``, ``side_wins``,
-    ``seat_matches``, ``match_wins``) and (deals,) (``hands``, ``ties``)."""
+    ``seat_matches``, ``match_wins``) and (deals,) (``hands``, ``ties``); with a control,
+    also ``control_reward`` (deals, agents: the points of the control's games) and
+    ``games_apart`` (deals,)."""
     env, players, lineup, names = plan.env, plan.players, plan.lineup, plan.names
     seed = plan.seed
     cfg = env.config
@@ -171,6 +208,8 @@ def play_deals(
     match_wins = np.zeros(shape)
     game_hands = np.zeros(deals)
     ties = np.zeros(deals)
+    control_reward = np.zeros(shape)
+    games_apart = np.zeros(deals)
     teams = cfg.teams
     for i in range(deals):
         d = first + i
@@ -185,7 +224,13 @@ def play_deals(
                 record = (record_dir / f"deal{d:05d}_seating{r}.json", seated)
             seats = [players[at_seat[s]] for s in range(n)]
             cut = [plan.plain_cut[at_seat[s]] for s in range(n)] if plan.plain_cut else None
-            played = play_episode(env, seed + d, seats, record, cut)
+            if plan.controls:
+                played, control_played, apart = _play_with_control(plan, d, r, at_seat, record)
+                games_apart[i] += apart
+                for s, points in enumerate(control_played):
+                    control_reward[i, lineup[at_seat[s]]] += points
+            else:
+                played = play_episode(env, seed + d, seats, record, cut)
             for hand_rewards, winner, match_winners in played:
                 game_hands[i] += 1
                 if winner is None:
@@ -205,7 +250,7 @@ def play_deals(
                     side_wins[i, a] += 1
             if bar is not None:
                 bar.update(1)
-    return {
+    out = {
         "reward": reward,
         "seat_hands": seat_hands,
         "seat_wins": seat_wins,
@@ -215,6 +260,49 @@ def play_deals(
         "hands": game_hands,
         "ties": ties,
     }
+    if plan.controls:
+        out["control_reward"] = control_reward
+        out["games_apart"] = games_apart
+    return out
+
+
+def _play_with_control(
+    plan: EvalPlan,
+    deal: int,
+    seating: int,
+    at_seat: list[int],
+    record: tuple[Path, list[str]] | None,
+) -> tuple[list[Any], list[float], bool]:
+    """One game of ``plan`` with the control asked beside the first agent at each of its
+    turns, then, if the two chose apart, the same game again with the control seated, all
+    agents reseeded alike: (the game's hands, the control game's points by seat, apart)."""
+    n = len(at_seat)
+    seeds = episode_seeds(plan.seed, deal, seating, n)
+    env_seed = plan.seed + deal
+    controls = {s: plan.controls[at_seat[s]] for s in range(n) if plan.controls[at_seat[s]]}
+    cut = [plan.plain_cut[at_seat[s]] for s in range(n)] if plan.plain_cut else [False] * n
+    control_cut = [
+        bool(plan.control_cut) and plan.control_cut[at_seat[s]] if s in controls else cut[s]
+        for s in range(n)
+    ]
+    dims = {s: _plain_dim(plan.env) if control_cut[s] else None for s in controls}
+    reseed(plan.players + plan.controls, seeds + seeds)
+    watch = ControlWatch(controls, dims)
+    seats = [plan.players[at_seat[s]] for s in range(n)]
+    played = play_episode(plan.env, env_seed, seats, record, cut, watch)
+    if not watch.apart:
+        return played, played[0][0], False
+    reseed(plan.players + plan.controls, seeds + seeds)
+    seats = [controls.get(s, seats[s]) for s in range(n)]
+    control_played = play_episode(plan.env, env_seed, seats, None, control_cut)
+    return played, control_played[0][0], True
+
+
+def _plain_dim(env: Any) -> int:
+    """The plain observation's length in ``env``'s game."""
+    from block_env.observation import obs_layout
+
+    return obs_layout(env.config).dim
 
 
 def deal_statistics(plan: EvalPlan, per_deal: dict[str, np.ndarray], seconds: float) -> EvalResult:
@@ -230,6 +318,7 @@ def deal_statistics(plan: EvalPlan, per_deal: dict[str, np.ndarray], seconds: fl
         seconds,
         plan.notes,
         plan.workers,
+        plan.control_name,
     )
 
 
@@ -239,11 +328,13 @@ def play_episode(
     players: list[Any],
     record: tuple[Path, list[str]] | None = None,
     cut: list[bool] | None = None,
+    watch: Callable[[int, dict[str, Any], int], None] | None = None,
 ) -> list[tuple[list[float], int | None, tuple[int, ...] | None]]:
     """One episode from ``reset(seed)``; per finished hand: (zero-sum rewards by seat,
     winning seat or None, match winners at match end else None). ``record``: (path, seat
     labels) to save the game as a JSON game record. ``cut``: per seat, whether its player
-    gets the plain observation cut out of the env's information state."""
+    gets the plain observation cut out of the env's information state. ``watch(seat,
+    observation, action)`` is called after each choice, with the env's observation."""
     plain_dim = None
     if cut is not None and any(cut):
         from block_env.observation import obs_layout
@@ -260,10 +351,13 @@ def play_episode(
         agent = env.agent_selection
         seat = int(agent.rsplit("_", 1)[1])
         observation = env.observe(agent)
+        seen = observation
         if plain_dim is not None and cut[seat]:
-            observation = plain_observation(observation, plain_dim)
-        action = players[seat].act(observation)
-        env.step(int(action))
+            seen = plain_observation(observation, plain_dim)
+        action = int(players[seat].act(seen))
+        if watch is not None:
+            watch(seat, observation, action)
+        env.step(action)
         info = env.infos[seats[0]]
         if info["hand_over"]:
             over = env.terminations[seats[0]]

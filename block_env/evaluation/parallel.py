@@ -62,6 +62,7 @@ class _Chunk:
     stop: int
     player_seeds: list[int]
     record_dir: Path | None
+    control: str | None = None
 
 
 def chunk_bounds(deals: int, workers: int) -> list[tuple[int, int]]:
@@ -106,6 +107,7 @@ def _play_chunk(job: _Chunk) -> dict[str, np.ndarray]:
         job.allow_mismatch,
         {k: v for k, v in job.game.items() if k != "num_players"},
         job.player_seeds,
+        job.control,
     )
     plan.names = list(job.names)
     _one_torch_thread()
@@ -147,6 +149,7 @@ def play_parallel(
             stop=stop,
             player_seeds=chunk_seeds(plan.seed, c, n),
             record_dir=record_dir,
+            control=plan.control_spec,
         )
         for c, (first, stop) in enumerate(bounds)
     ]

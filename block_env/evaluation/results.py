@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from block_env.config import BlockConfig
+from block_env.evaluation.control import ControlStats, control_stats
 from block_env.evaluation.stats import Estimate, proportion_estimate, ratio_estimate
 
 # per-deal totals: arrays (deals, agents) of zero-sum points, seat-hands and seat-hands won,
@@ -29,6 +30,9 @@ DEAL_KEYS = (
 # the per-deal totals an EvalResult keeps (the ladder reads side_wins, hands and ties, and
 # match_wins in a match ladder)
 PER_DEAL_KEYS = ("reward", "seat_hands", "seat_wins", "side_wins", "match_wins", "hands", "ties")
+# and, in an evaluation with a control, the points of the control's games and the games
+# where the first agent and its control chose apart
+CONTROL_KEYS = ("control_reward", "games_apart")
 
 
 @dataclass
@@ -59,11 +63,15 @@ class EvalResult:
     stats: list[AgentStats]
     per_deal: dict[str, np.ndarray] = field(repr=False)
     notes: list[str] = field(default_factory=list)  # warnings (JSON; stderr on the CLI)
+    control: ControlStats | None = None  # the first agent against its control, if any
 
     def to_dict(self) -> dict[str, Any]:
-        """The result as JSON-ready values, without ``per_deal``."""
+        """The result as JSON-ready values, without ``per_deal`` (and without ``control``
+        when there was none)."""
         out = asdict(self)
         out.pop("per_deal")
+        if out["control"] is None:
+            out.pop("control")
         return out
 
     def summary(self, agent: int = 0) -> dict[str, float]:
@@ -96,7 +104,10 @@ class EvalResult:
             + (f", {self.matches} matches" if match_mode else "")
             + f", {self.seconds:.1f} s"
         )
-        return title + "\n" + format_table(head, rows)
+        text = title + "\n" + format_table(head, rows)
+        if self.control is not None:
+            text += "\n" + self.control.line(self.agents[0])
+        return text
 
 
 def format_table(head: list[str], rows: list[list[str]]) -> str:
@@ -118,9 +129,11 @@ def eval_result(
     seconds: float,
     notes: list[str] | None = None,
     workers: int = 1,
+    control: str | None = None,
 ) -> EvalResult:
     """The result of an evaluation of agents ``names`` (seated by ``lineup``) in game
-    ``config`` from its per-deal totals (``DEAL_KEYS``, all deals in deal order)."""
+    ``config`` from its per-deal totals (``DEAL_KEYS``, all deals in deal order; with
+    ``control``, the label of the first agent's control, also ``CONTROL_KEYS``)."""
     n = config.num_players
     deals = len(per_deal["hands"])
     reward, seat_hands = per_deal["reward"], per_deal["seat_hands"]
@@ -160,6 +173,7 @@ def eval_result(
         matches=deals * n if episode == "match" else 0,
         seconds=seconds,
         stats=stats,
-        per_deal={key: per_deal[key] for key in PER_DEAL_KEYS},
+        per_deal={key: per_deal[key] for key in PER_DEAL_KEYS + CONTROL_KEYS if key in per_deal},
         notes=list(notes or []),
+        control=None if control is None else control_stats(control, per_deal),
     )

@@ -39,6 +39,7 @@ def evaluate(
     labels: Sequence[str] | None = None,
     allow_mismatch: bool = False,
     workers: int = 1,
+    control: AgentSpec | None = None,
     **config: Any,
 ) -> EvalResult:
     """Play ``agents`` (at least two) on fixed deals, each replayed with the seats rotated.
@@ -52,7 +53,9 @@ def evaluate(
     (``check_game``) unless ``allow_mismatch``. ``workers > 1`` plays the deals in that
     many processes (agents given as spec strings only; see docs/evaluation.md: the same
     figures for deterministic agents, other draws for agents with their own randomness).
-    Setup problems raise SetupError (a ValueError) before anything is played.
+    ``control``: an agent to compare the first agent with in its seats, on the same deals
+    and random draws (``result.control``; see ``block_env.evaluation.control``). Setup
+    problems raise SetupError (a ValueError) before anything is played.
     """
     plan = prepare(
         agents,
@@ -65,6 +68,7 @@ def evaluate(
         labels,
         allow_mismatch,
         workers,
+        control,
         **config,
     )
     return run(plan, progress)
@@ -81,13 +85,24 @@ def prepare(
     labels: Sequence[str] | None = None,
     allow_mismatch: bool = False,
     workers: int = 1,
+    control: AgentSpec | None = None,
     **config: Any,
 ) -> EvalPlan:
     """Check an evaluation's arguments and build its agents (``evaluate``'s first half):
     SetupError on anything wrong, before a single hand is played."""
-    workers = check_workers(workers, agents)
+    workers = check_workers(workers, [*agents, *([] if control is None else [control])])
     plan = build_plan(
-        agents, num_players, hands, matches, episode, seed, lineup, labels, allow_mismatch, config
+        agents,
+        num_players,
+        hands,
+        matches,
+        episode,
+        seed,
+        lineup,
+        labels,
+        allow_mismatch,
+        config,
+        control=control,
     )
     plan.workers = workers
     return plan

@@ -1,0 +1,127 @@
+"""Evaluation against a control (``evaluate(..., control="pimc-20")``, ``--control``): how
+many points a hand the first agent gains over a control agent sitting in its seats instead,
+on the same deals *and the same random draws* (common random numbers).
+
+Before each game every agent is reseeded from (seed, deal, seating, lineup position), and
+the control of a position gets the seed of the agent it stands in for. The game is played
+with the agent; at each of the agent's turns the control is asked, on the same observation,
+which move it would make. While the two agree, the control's game would be this very game
+(every draw repeats), so its result is known without playing it; from the first turn they
+part, the game is played again from the deal with the control seated, everything reseeded
+the same. The per-deal difference of the two games then holds what the agent's own choices
+changed: the deal, the lead and the others' draws are common to both and cancel, so its CI
+is much narrower than the margin's on the same hands, at the cost of replaying only the
+games where the two part (``games_apart``).
+
+When the control is the agent the rest of the table is made of (``block-partnership-search``
+with a PIMC-20 partner against two PIMC-20, ``--control pimc-20``), the control's game is
+that agent against itself, whose expected margin is zero by the seat rotation: the gain is
+then an unbiased estimate of the agent's own margin. In general it is the agent's margin
+minus what the control would have made in its seats.
+
+Replaying needs agents whose play repeats when reseeded: agents that draw random numbers
+offer ``reseed(seed)`` (the shipped ones do), agents without it must be deterministic, and
+agents on a wall-clock budget (``time_budget``) are refused. Hand episodes only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from block_env.agent_specs import SetupError, agent_label, plain_observation
+from block_env.evaluation.stats import Estimate, ratio_estimate
+
+
+@dataclass
+class ControlStats:
+    """The first agent against its control on the same hands: ``gain`` (points per hand
+    over what the control made in the same seats), the control's own ``margin``, and how
+    many of the ``games`` were ``games_apart`` (the agent and the control chose apart)."""
+
+    control: str
+    gain: Estimate
+    margin: Estimate
+    games_apart: int
+    games: int
+
+    def line(self, agent: str) -> str:
+        """One line for the result table."""
+        return (
+            f"{agent} in place of control {self.control} (same deals and draws): gain "
+            f"{self.gain.fmt(2)} points/hand; the control's own margin {self.margin.fmt(2)}; "
+            f"{self.games_apart} of {self.games} games played apart"
+        )
+
+
+def check_control(control: Any, episode: str) -> str:
+    """The control's label; SetupError when it cannot be used (a non-hand episode, or no
+    spec string or agent object)."""
+    if episode != "hand":
+        raise SetupError(
+            f"control= compares single hands: use episode='hand', not episode={episode!r}"
+        )
+    if not isinstance(control, str) and not hasattr(control, "act"):
+        raise SetupError(f"control={control!r} is neither a spec string nor an agent with act()")
+    return agent_label(control)
+
+
+def check_replayable(agent: Any, name: str) -> None:
+    """SetupError for an agent whose play depends on the clock (``time_budget``), which a
+    replay could not repeat."""
+    for part in (agent, getattr(agent, "pimc", None)):
+        if getattr(part, "time_budget", None) is not None:
+            raise SetupError(
+                f"{name} plays on a wall-clock time_budget, so its games cannot be replayed "
+                "with a control: give it a node_budget instead"
+            )
+
+
+def episode_seeds(seed: int, deal: int, seating: int, positions: int) -> list[int]:
+    """The seeds of the agents at each lineup position for one game (from the evaluation's
+    seed, the deal and the seating only, so any worker count plays the same games)."""
+    state = np.random.SeedSequence([int(seed), int(deal), int(seating)]).generate_state(positions)
+    return [int(v) for v in state]
+
+
+def reseed(agents: Sequence[Any], seeds: Sequence[int]) -> None:
+    """Reseed each agent that offers ``reseed`` (None entries are skipped)."""
+    for agent, seed in zip(agents, seeds):
+        fn = getattr(agent, "reseed", None)
+        if fn is not None:
+            fn(seed)
+
+
+class ControlWatch:
+    """The hook ``play_episode`` calls after each move: asks the control of that seat (if
+    any) for its move on the same observation, and notes the first disagreement."""
+
+    def __init__(self, controls: dict[int, Any], plain_dims: dict[int, int | None]) -> None:
+        self.controls = controls
+        self.plain_dims = plain_dims
+        self.apart = False
+
+    def __call__(self, seat: int, observation: dict[str, Any], action: int) -> None:
+        if self.apart or seat not in self.controls:
+            return
+        dim = self.plain_dims.get(seat)
+        seen = observation if dim is None else plain_observation(observation, dim)
+        self.apart = int(self.controls[seat].act(seen)) != int(action)
+
+
+def control_stats(control: str, per_deal: dict[str, np.ndarray], agent: int = 0) -> ControlStats:
+    """The figures of ``agent`` against its control from per-deal totals that hold
+    ``control_reward`` and ``games_apart``."""
+    reward = per_deal["reward"][:, agent]
+    control_reward = per_deal["control_reward"][:, agent]
+    seat_hands = per_deal["seat_hands"][:, agent]
+    return ControlStats(
+        control=control,
+        gain=ratio_estimate(reward - control_reward, seat_hands),
+        margin=ratio_estimate(control_reward, seat_hands),
+        games_apart=int(per_deal["games_apart"].sum()),
+        games=int(per_deal["hands"].sum()),
+    )
