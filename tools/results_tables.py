@@ -887,7 +887,7 @@ def strength_partnership() -> str:
 
 PARTNERSHIP_SEARCH_TEAM = [ev(4, BP_SEARCH, "pimc-20", s, 4000) for s in (84000000, 88000000)]
 PARTNERSHIP_SEARCH_AD_HOC = [
-    ev(4, BP_SEARCH, "pimc-20", s, 4000) for s in (85000000, 95000000, 108000000, 109000000)
+    ev(4, BP_SEARCH, "pimc-20", s, 4000) for s in (85000000, 95000000, 108000000, 109000000, 110000000)
 ]
 PARTNERSHIP_SEARCH_RULES = [ev(4, BP_SEARCH, "rules", s, 4000) for s in (86000000, 96000000)]
 
