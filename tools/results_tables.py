@@ -886,9 +886,9 @@ def strength_partnership() -> str:
 
 
 PARTNERSHIP_SEARCH_TEAM = [ev(4, BP_SEARCH, "pimc-20", s, 4000) for s in (84000000, 88000000)]
-PARTNERSHIP_SEARCH_AD_HOC = [
-    ev(4, BP_SEARCH, "pimc-20", s, 4000) for s in (85000000, 95000000, 108000000, 109000000, 110000000)
-]
+# three rounds of two seeds, each round added after the ones before (docs/strength.md)
+AD_HOC_SEEDS = (85000000, 95000000, 108000000, 109000000, 110000000, 111000000)
+PARTNERSHIP_SEARCH_AD_HOC = [ev(4, BP_SEARCH, "pimc-20", s, 4000) for s in AD_HOC_SEEDS]
 PARTNERSHIP_SEARCH_RULES = [ev(4, BP_SEARCH, "rules", s, 4000) for s in (86000000, 96000000)]
 
 
@@ -1174,6 +1174,10 @@ def readme_strength() -> str:
         pooled_row(
             "two block-partnership-search (the network guiding PIMC-20's worlds) vs two PIMC-20",
             PARTNERSHIP_SEARCH_TEAM,
+        ),
+        pooled_row(
+            "block-partnership-search beside a PIMC-20 partner vs two PIMC-20, ad hoc",
+            PARTNERSHIP_SEARCH_AD_HOC,
         ),
         pooled_row(
             "block-2p vs PIMC-20, the highest double opens, one hand", HIGHEST_DOUBLE_2P_PIMC
