@@ -9,9 +9,9 @@ which move it would make. While the two agree, the control's game would be this 
 (every draw repeats), so its result is known without playing it; from the first turn they
 part, the game is played again from the deal with the control seated, everything reseeded
 the same. The per-deal difference of the two games then holds what the agent's own choices
-changed: the deal, the lead and the others' draws are common to both and cancel, so its CI
-is much narrower than the margin's on the same hands, at the cost of replaying only the
-games where the two part (``games_apart``).
+changed: the deal, the lead and the others' draws are common to both and cancel. The
+cost is replaying the games where the two part (``games_apart``); the fewer they are, the
+more it saves (docs/evaluation.md measures a case where it pays and one where it does not).
 
 When the control is the agent the rest of the table is made of (``block-partnership-search``
 with a PIMC-20 partner against two PIMC-20, ``--control pimc-20``), the control's game is

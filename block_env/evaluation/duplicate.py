@@ -127,10 +127,12 @@ def build_plan(
     seeds = [seed * 1009 + p for p in range(n)] if player_seeds is None else list(player_seeds)
     # One instance per lineup position for specs (stateful agents never share a seat).
     players = [build_agent(agents[lineup[p]], env, seed=seeds[p]) for p in range(n)]
-    controls = [
-        build_agent(control, env, seed=seeds[p]) if control is not None and lineup[p] == 0 else None
-        for p in range(n)
-    ]
+    controls = []
+    if control is not None:
+        controls = [
+            build_agent(control, env, seed=seeds[p]) if a == 0 else None
+            for p, a in enumerate(lineup)
+        ]
     wants = [agent_obs_type(a) for a in players + controls if a is not None]
     plain_cut: list[bool] = []
     control_cut: list[bool] = []
@@ -180,7 +182,7 @@ def build_plan(
         allow_mismatch=allow_mismatch,
         control_spec=control,
         control_name=control_name,
-        controls=controls if control is not None else [],
+        controls=controls,
         control_cut=control_cut,
     )
 
@@ -225,7 +227,9 @@ def play_deals(
             seats = [players[at_seat[s]] for s in range(n)]
             cut = [plan.plain_cut[at_seat[s]] for s in range(n)] if plan.plain_cut else None
             if plan.controls:
-                played, control_played, apart = _play_with_control(plan, d, r, at_seat, record)
+                played, control_played, apart = _play_with_control(
+                    plan, d, r, at_seat, seats, cut, record
+                )
                 games_apart[i] += apart
                 for s, points in enumerate(control_played):
                     control_reward[i, lineup[at_seat[s]]] += points
@@ -271,6 +275,8 @@ def _play_with_control(
     deal: int,
     seating: int,
     at_seat: list[int],
+    seats: list[Any],
+    cut: list[bool] | None,
     record: tuple[Path, list[str]] | None,
 ) -> tuple[list[Any], list[float], bool]:
     """One game of ``plan`` with the control asked beside the first agent at each of its
@@ -280,7 +286,7 @@ def _play_with_control(
     seeds = episode_seeds(plan.seed, deal, seating, n)
     env_seed = plan.seed + deal
     controls = {s: plan.controls[at_seat[s]] for s in range(n) if plan.controls[at_seat[s]]}
-    cut = [plan.plain_cut[at_seat[s]] for s in range(n)] if plan.plain_cut else [False] * n
+    cut = cut or [False] * n
     control_cut = [
         bool(plan.control_cut) and plan.control_cut[at_seat[s]] if s in controls else cut[s]
         for s in range(n)
@@ -288,7 +294,6 @@ def _play_with_control(
     dims = {s: _plain_dim(plan.env) if control_cut[s] else None for s in controls}
     reseed(plan.players + plan.controls, seeds + seeds)
     watch = ControlWatch(controls, dims)
-    seats = [plan.players[at_seat[s]] for s in range(n)]
     played = play_episode(plan.env, env_seed, seats, record, cut, watch)
     if not watch.apart:
         return played, played[0][0], False
