@@ -94,7 +94,8 @@ def _parser(prog: str = PROG) -> argparse.ArgumentParser:
         metavar="AGENT",
         help="also report the first agent's gain over AGENT in its seats, on the same deals "
         "and random draws: games where the two choose apart are replayed with AGENT seated "
-        "(hand episodes; a much narrower CI than the margin's, see docs/evaluation.md)",
+        "(in matches, the gain in matches won; often a narrower CI than two separate runs "
+        "give, see docs/evaluation.md)",
     )
     p.add_argument("--ladder", action="store_true", help="round robin with ratings")
     p.add_argument(

@@ -19,9 +19,12 @@ that agent against itself, whose expected margin is zero by the seat rotation: t
 then an unbiased estimate of the agent's own margin. In general it is the agent's margin
 minus what the control would have made in its seats.
 
+In whole matches (``episode="match"``) the game is the match: the gain is in the share of
+seat-matches won, the agent's matches won minus the control's on the same match deals.
+
 Replaying needs agents whose play repeats when reseeded: agents that draw random numbers
 offer ``reseed(seed)`` (the shipped ones do), agents without it must be deterministic, and
-agents on a wall-clock budget (``time_budget``) are refused. Hand episodes only.
+agents on a wall-clock budget (``time_budget``) are refused.
 """
 
 from __future__ import annotations
@@ -33,37 +36,42 @@ from typing import Any
 import numpy as np
 
 from block_env.agent_specs import SetupError, agent_label, plain_observation
-from block_env.evaluation.stats import Estimate, ratio_estimate
+from block_env.evaluation.stats import Estimate, proportion_estimate, ratio_estimate
 
 
 @dataclass
 class ControlStats:
-    """The first agent against its control on the same hands: ``gain`` (points per hand
-    over what the control made in the same seats), the control's own ``margin``, and how
-    many of the ``games`` were ``games_apart`` (the agent and the control chose apart)."""
+    """The first agent against its control on the same games: ``gain`` over what the
+    control made in the same seats and the control's own ``margin``, in points per hand
+    (``unit="points/hand"``) or, in whole matches, as a share of seat-matches won
+    (``unit="match win share"``); and how many of the ``games`` were ``games_apart`` (the
+    agent and the control chose apart)."""
 
     control: str
     gain: Estimate
     margin: Estimate
     games_apart: int
     games: int
+    unit: str = "points/hand"
 
     def line(self, agent: str) -> str:
         """One line for the result table."""
+        if self.unit == "points/hand":
+            gain = f"{self.gain.fmt(2)} points/hand"
+            margin = f"margin {self.margin.fmt(2)}"
+        else:
+            points = Estimate(100 * self.gain.mean, 100 * self.gain.lo, 100 * self.gain.hi)
+            gain = f"{points.fmt(1)} percentage points of matches won"
+            margin = f"match win % {self.margin.fmt(1, pct=True)}"
         return (
             f"{agent} in place of control {self.control} (same deals and draws): gain "
-            f"{self.gain.fmt(2)} points/hand; the control's own margin {self.margin.fmt(2)}; "
+            f"{gain}; the control's own {margin}; "
             f"{self.games_apart} of {self.games} games played apart"
         )
 
 
-def check_control(control: Any, episode: str) -> str:
-    """The control's label; SetupError when it cannot be used (a non-hand episode, or no
-    spec string or agent object)."""
-    if episode != "hand":
-        raise SetupError(
-            f"control= compares single hands: use episode='hand', not episode={episode!r}"
-        )
+def check_control(control: Any) -> str:
+    """The control's label; SetupError when it is neither a spec string nor an agent."""
     if not isinstance(control, str) and not hasattr(control, "act"):
         raise SetupError(f"control={control!r} is neither a spec string nor an agent with act()")
     return agent_label(control)
@@ -112,9 +120,31 @@ class ControlWatch:
         self.apart = int(self.controls[seat].act(seen)) != int(action)
 
 
-def control_stats(control: str, per_deal: dict[str, np.ndarray], agent: int = 0) -> ControlStats:
+def control_stats(
+    control: str,
+    per_deal: dict[str, np.ndarray],
+    num_players: int,
+    episode: str = "hand",
+    agent: int = 0,
+) -> ControlStats:
     """The figures of ``agent`` against its control from per-deal totals that hold
-    ``control_reward`` and ``games_apart``."""
+    ``control_reward``, ``control_match_wins`` and ``games_apart``: per hand in hand
+    episodes; in matches, as shares of seat-matches won (a match's hands differ in number
+    between the two games, its winners do not). Each deal is a game per seating."""
+    apart = int(per_deal["games_apart"].sum())
+    games = len(per_deal["hands"]) * num_players
+    if episode == "match":
+        wins = per_deal["match_wins"][:, agent]
+        control_wins = per_deal["control_match_wins"][:, agent]
+        seat_matches = per_deal["seat_matches"][:, agent]
+        return ControlStats(
+            control=control,
+            gain=ratio_estimate(wins - control_wins, seat_matches),
+            margin=proportion_estimate(control_wins, seat_matches),
+            games_apart=apart,
+            games=games,
+            unit="match win share",
+        )
     reward = per_deal["reward"][:, agent]
     control_reward = per_deal["control_reward"][:, agent]
     seat_hands = per_deal["seat_hands"][:, agent]
@@ -122,6 +152,6 @@ def control_stats(control: str, per_deal: dict[str, np.ndarray], agent: int = 0)
         control=control,
         gain=ratio_estimate(reward - control_reward, seat_hands),
         margin=ratio_estimate(control_reward, seat_hands),
-        games_apart=int(per_deal["games_apart"].sum()),
-        games=int(per_deal["hands"].sum()),
+        games_apart=apart,
+        games=games,
     )

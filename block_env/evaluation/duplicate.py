@@ -123,7 +123,7 @@ def build_plan(
             "using every agent"
         )
     names = unique_labels(list(labels) if labels is not None else [agent_label(a) for a in agents])
-    control_name = None if control is None else check_control(control, episode)
+    control_name = None if control is None else check_control(control)
     seeds = [seed * 1009 + p for p in range(n)] if player_seeds is None else list(player_seeds)
     # One instance per lineup position for specs (stateful agents never share a seat).
     players = [build_agent(agents[lineup[p]], env, seed=seeds[p]) for p in range(n)]
@@ -194,8 +194,8 @@ def play_deals(
     ``plan.seed + d``, once per seating) and return their per-deal totals: arrays of
     shape (deals, agents) (``reward``, ``seat_hands``, ``seat_wins``, ``side_wins``,
     ``seat_matches``, ``match_wins``) and (deals,) (``hands``, ``ties``); with a control,
-    also ``control_reward`` (deals, agents: the points of the control's games) and
-    ``games_apart`` (deals,)."""
+    also ``control_reward`` and ``control_match_wins`` (deals, agents: the points and
+    seat-matches won of the control's games) and ``games_apart`` (deals,)."""
     env, players, lineup, names = plan.env, plan.players, plan.lineup, plan.names
     seed = plan.seed
     cfg = env.config
@@ -211,6 +211,7 @@ def play_deals(
     game_hands = np.zeros(deals)
     ties = np.zeros(deals)
     control_reward = np.zeros(shape)
+    control_match_wins = np.zeros(shape)
     games_apart = np.zeros(deals)
     teams = cfg.teams
     for i in range(deals):
@@ -231,8 +232,11 @@ def play_deals(
                     plan, d, r, at_seat, seats, cut, record
                 )
                 games_apart[i] += apart
-                for s, points in enumerate(control_played):
-                    control_reward[i, lineup[at_seat[s]]] += points
+                for hand_rewards, _, match_winners in control_played:
+                    for s in range(n):
+                        control_reward[i, lineup[at_seat[s]]] += hand_rewards[s]
+                        if match_winners is not None:
+                            control_match_wins[i, lineup[at_seat[s]]] += s in match_winners
             else:
                 played = play_episode(env, seed + d, seats, record, cut)
             for hand_rewards, winner, match_winners in played:
@@ -266,6 +270,7 @@ def play_deals(
     }
     if plan.controls:
         out["control_reward"] = control_reward
+        out["control_match_wins"] = control_match_wins
         out["games_apart"] = games_apart
     return out
 
@@ -278,10 +283,10 @@ def _play_with_control(
     seats: list[Any],
     cut: list[bool] | None,
     record: tuple[Path, list[str]] | None,
-) -> tuple[list[Any], list[float], bool]:
+) -> tuple[list[Any], list[Any], bool]:
     """One game of ``plan`` with the control asked beside the first agent at each of its
     turns, then, if the two chose apart, the same game again with the control seated, all
-    agents reseeded alike: (the game's hands, the control game's points by seat, apart)."""
+    agents reseeded alike: (the game's hands, the control game's hands, apart)."""
     n = len(at_seat)
     seeds = episode_seeds(plan.seed, deal, seating, n)
     env_seed = plan.seed + deal
@@ -296,11 +301,11 @@ def _play_with_control(
     watch = ControlWatch(controls, dims)
     played = play_episode(plan.env, env_seed, seats, record, cut, watch)
     if not watch.apart:
-        return played, played[0][0], False
+        return played, played, False
     reseed(plan.players + plan.controls, seeds + seeds)
     seats = [controls.get(s, seats[s]) for s in range(n)]
     control_played = play_episode(plan.env, env_seed, seats, None, control_cut)
-    return played, control_played[0][0], True
+    return played, control_played, True
 
 
 def _plain_dim(env: Any) -> int:

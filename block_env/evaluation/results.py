@@ -30,9 +30,9 @@ DEAL_KEYS = (
 # the per-deal totals an EvalResult keeps (the ladder reads side_wins, hands and ties, and
 # match_wins in a match ladder)
 PER_DEAL_KEYS = ("reward", "seat_hands", "seat_wins", "side_wins", "match_wins", "hands", "ties")
-# and, in an evaluation with a control, the points of the control's games and the games
-# where the first agent and its control chose apart
-CONTROL_KEYS = ("control_reward", "games_apart")
+# and, in an evaluation with a control, the points and seat-matches won of the control's
+# games and the games where the first agent and its control chose apart
+CONTROL_KEYS = ("control_reward", "control_match_wins", "games_apart")
 
 
 @dataclass
@@ -175,5 +175,5 @@ def eval_result(
         stats=stats,
         per_deal={key: per_deal[key] for key in PER_DEAL_KEYS + CONTROL_KEYS if key in per_deal},
         notes=list(notes or []),
-        control=None if control is None else control_stats(control, per_deal),
+        control=None if control is None else control_stats(control, per_deal, n, episode),
     )

@@ -21,8 +21,9 @@ def _swap_checks(first: str, control: str, other: str, **kwargs) -> tuple:
     that each one's games are the other's control games, per deal and agent."""
     ahead = evaluate([first, other], control=control, **kwargs)
     swapped = evaluate([control, other], control=first, **kwargs)
-    assert np.array_equal(ahead.per_deal["reward"], swapped.per_deal["control_reward"])
-    assert np.array_equal(swapped.per_deal["reward"], ahead.per_deal["control_reward"])
+    for own, of_control in (("reward", "control_reward"), ("match_wins", "control_match_wins")):
+        assert np.array_equal(ahead.per_deal[own], swapped.per_deal[of_control])
+        assert np.array_equal(swapped.per_deal[own], ahead.per_deal[of_control])
     assert np.array_equal(ahead.per_deal["games_apart"], swapped.per_deal["games_apart"])
     return ahead, swapped
 
@@ -46,6 +47,36 @@ def test_the_control_games_are_the_games_it_plays_seated(first, control, other, 
     assert ahead.control.margin.mean == pytest.approx(swapped.stats[0].margin.mean, abs=1e-12)
     gain = ahead.stats[0].margin.mean - ahead.control.margin.mean
     assert ahead.control.gain.mean == pytest.approx(gain, abs=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("first", "control", "other", "kwargs"),
+    [
+        ("greedy", "rules", "rules", {"matches": 40, "seed": 8, "target_score": 30}),
+        (
+            "random",
+            "rules",
+            "pimc:worlds=2",
+            {"num_players": 3, "matches": 12, "seed": 2, "target_score": 20},
+        ),
+    ],
+    ids=["deterministic", "random-agent-beside-pimc"],
+)
+def test_in_matches_the_gain_is_in_matches_won_over_the_control_games(
+    first, control, other, kwargs
+) -> None:
+    """In whole matches the control's games are its matches seated, bit for bit, and the
+    gain is the difference of the two shares of seat-matches won."""
+    ahead, swapped = _swap_checks(first, control, other, episode="match", **kwargs)
+    assert ahead.control.unit == "match win share"
+    assert ahead.control.games == ahead.matches
+    assert 0 < ahead.control.games_apart <= ahead.matches
+    assert ahead.control.gain.mean == pytest.approx(-swapped.control.gain.mean, abs=1e-12)
+    assert ahead.control.margin.mean == pytest.approx(swapped.stats[0].match_win.mean, abs=1e-12)
+    gain = ahead.stats[0].match_win.mean - ahead.control.margin.mean
+    assert ahead.control.gain.mean == pytest.approx(gain, abs=1e-12)
+    assert ahead.control.gain.lo < ahead.control.gain.mean < ahead.control.gain.hi
+    assert "percentage points of matches won" in ahead.table()
 
 
 def test_a_control_that_always_agrees_gains_exactly_nothing() -> None:
@@ -118,8 +149,6 @@ def test_the_result_reports_the_control_only_when_there_is_one(tmp_path, capsys)
 
 
 def test_setups_a_control_cannot_replay_are_refused_before_play() -> None:
-    with pytest.raises(SetupError, match="episode='hand'"):
-        evaluate(["greedy", "rules"], episode="match", matches=4, control="rules")
     with pytest.raises(SetupError, match="time_budget"):
         evaluate(["pimc:worlds=2,time_budget=0.5", "rules"], hands=4, control="rules")
     with pytest.raises(SetupError, match="time_budget"):
