@@ -131,27 +131,19 @@ def control_stats(
     ``control_reward``, ``control_match_wins`` and ``games_apart``: per hand in hand
     episodes; in matches, as shares of seat-matches won (a match's hands differ in number
     between the two games, its winners do not). Each deal is a game per seating."""
-    apart = int(per_deal["games_apart"].sum())
-    games = len(per_deal["hands"]) * num_players
-    if episode == "match":
-        wins = per_deal["match_wins"][:, agent]
-        control_wins = per_deal["control_match_wins"][:, agent]
-        seat_matches = per_deal["seat_matches"][:, agent]
-        return ControlStats(
-            control=control,
-            gain=ratio_estimate(wins - control_wins, seat_matches),
-            margin=proportion_estimate(control_wins, seat_matches),
-            games_apart=apart,
-            games=games,
-            unit="match win share",
-        )
-    reward = per_deal["reward"][:, agent]
-    control_reward = per_deal["control_reward"][:, agent]
-    seat_hands = per_deal["seat_hands"][:, agent]
+    in_matches = episode == "match"
+    own, of_control, per = (
+        ("match_wins", "control_match_wins", "seat_matches")
+        if in_matches
+        else ("reward", "control_reward", "seat_hands")
+    )
+    result, control_result, units = (per_deal[k][:, agent] for k in (own, of_control, per))
+    control_margin = proportion_estimate if in_matches else ratio_estimate
     return ControlStats(
         control=control,
-        gain=ratio_estimate(reward - control_reward, seat_hands),
-        margin=ratio_estimate(control_reward, seat_hands),
-        games_apart=apart,
-        games=games,
+        gain=ratio_estimate(result - control_result, units),
+        margin=control_margin(control_result, units),
+        games_apart=int(per_deal["games_apart"].sum()),
+        games=len(per_deal["hands"]) * num_players,
+        unit="match win share" if in_matches else "points/hand",
     )
