@@ -9,11 +9,14 @@ checkpoint, or a policy file saved with its critic), otherwise the critic starts
 shipped policy holds the actor only). Everything is checked before the run folder is made,
 so a misfit file stops the run with a ConfigError that names both sides and writes nothing.
 
-Two widenings are allowed, each starting the new inputs' weights at zero, so that the new
-network plays exactly as the file's did and training then learns what the inputs are worth:
-a plain-observation policy may start an ``obs_type="information_state"`` run (the history
-summary's columns), and a policy that does not read the match scores may start a
-``use_scores=true`` run (the scores' and target's columns).
+Three widenings are allowed, each starting the new weights so that the new network plays
+exactly as the file's did (and gives its values) and training then learns what they are
+worth: a plain-observation policy may start an ``obs_type="information_state"`` run (zero
+weights on the history summary's columns), a policy that does not read the match scores may
+start a ``use_scores=true`` run (zero weights on the scores' and target's columns), and a
+network may start a wider one of the same depth (``hidden`` at least as wide, layer by
+layer: the new units get fresh incoming weights and zero outgoing ones, so the capacity
+grows while the play is kept).
 """
 
 from __future__ import annotations
@@ -44,6 +47,8 @@ def initial_weights(cfg: TrainConfig, model: ActorCritic) -> tuple[dict[str, tor
         theirs = _widened(theirs, mine, at=source.obs_dim)
     if source.net.use_scores != model.net.use_scores:  # False -> True (_check_fits)
         theirs = _scores_widened(theirs, mine, source.obs_dim)
+    if tuple(source.net.hidden) != tuple(model.net.hidden):  # wider, same depth (_check_fits)
+        theirs = _hidden_widened(theirs, mine)
     actor = {k: v for k, v in theirs.items() if not k.startswith(CRITIC_PREFIXES)}
     critic = {k: v for k, v in theirs.items() if k.startswith(CRITIC_PREFIXES)}
     critic_fits = (
@@ -90,6 +95,33 @@ def _scores_widened(
     return out
 
 
+def _hidden_widened(
+    theirs: dict[str, torch.Tensor], mine: dict[str, torch.Tensor]
+) -> dict[str, torch.Tensor]:
+    """``theirs`` embedded in ``mine``'s wider layers: each weight keeps the file's block
+    (its units' weights on the units it had), the file's units read nothing from new ones
+    (zero), and the new units keep ``mine``'s fresh weights and biases. The heads read the
+    new units through zero weights, so the outputs are the file's."""
+    out = dict(theirs)
+    for key, old in theirs.items():
+        new = mine.get(key)
+        if new is None or new.shape == old.shape or not key.endswith((".weight", ".bias")):
+            continue
+        widened = new.clone()
+        if old.dim() == 2:
+            widened[: old.shape[0]] = 0.0
+            widened[: old.shape[0], : old.shape[1]] = old
+        else:
+            widened[: old.shape[0]] = old
+        out[key] = widened
+    return out
+
+
+def _widens(source: tuple[int, ...], run: tuple[int, ...]) -> bool:
+    """Whether a network with hidden layers ``source`` embeds in one with ``run``."""
+    return len(source) == len(run) and all(a <= b for a, b in zip(source, run))
+
+
 def _check_fits(
     cfg: TrainConfig, model: ActorCritic, source: ActorCritic, game: dict[str, Any] | None
 ) -> None:
@@ -114,6 +146,8 @@ def _check_fits(
     }
     if not source.net.use_scores:  # a blind network widens to one that reads the scores
         del wanted["use_scores"], got["use_scores"]
+    if _widens(got["hidden"], wanted["hidden"]):  # widened by _hidden_widened
+        del wanted["hidden"], got["hidden"]
     if source.obs_type == "observation" and model.obs_type == "information_state":
         for key in ("obs_type", "history_slots"):  # widened by _widened
             del wanted[key], got[key]
@@ -125,6 +159,7 @@ def _check_fits(
     if diff:
         raise ConfigError(
             f"config init_policy={cfg.init_policy!r} does not fit this run ({'; '.join(diff)}): "
-            "use a policy trained for the same game and network, or change the run's settings"
+            "use a policy trained for the same game and network (or a narrower one of the same "
+            "depth), or change the run's settings"
             + ("" if cfg.init_other_table else " (init_other_table=true accepts another table)")
         )

@@ -99,7 +99,8 @@ def test_init_other_table_without_a_policy_is_refused() -> None:
 @pytest.mark.parametrize(
     "overrides, names",
     [
-        (["hidden=[64, 64]"], ["hidden: file (32, 32) vs run (64, 64)"]),
+        (["hidden=[64, 16]"], ["hidden: file (32, 32) vs run (64, 16)"]),
+        (["hidden=[32, 32, 32]"], ["hidden: file (32, 32) vs run (32, 32, 32)"]),
         (["num_players=3"], ["num_players: file 2 vs run 3"]),
         (["activation=tanh", "obs_type=information_state"], ["activation: file"]),
         (["max_pip=4"], ["max_pip: file 6 vs run 4"]),
@@ -135,6 +136,29 @@ def test_a_plain_policy_starts_an_information_state_run_playing_exactly_as_befor
     columns = model.actor_body[0].weight[:, source.obs_dim :]
     assert columns.shape[1] == model.summary_dim - source.obs_dim > 0
     assert not columns.any()
+
+
+def test_a_policy_starts_a_wider_run_playing_exactly_as_before(trained: Path) -> None:
+    """Wider hidden layers of the same depth: the file's units keep their weights and read
+    nothing from the new ones, the heads read the new units through zero weights, so the
+    logits and values are the file's; the new units start from fresh, non-zero weights."""
+    cfg = load_config(SMOKE, [f"init_policy={trained}", "hidden=[48, 64]"])
+    model = new_model(cfg, "cpu")
+    weights, with_critic = initial_weights(cfg, model)
+    assert with_critic
+    model.load_state_dict(weights, strict=True)
+    source = read_policy_file(trained).model
+    assert tuple(source.net.hidden) == (32, 32)
+    obs = torch.rand(32, model.obs_dim) * 3
+    priv = torch.rand(32, 3 * 28)
+    torch.testing.assert_close(model.logits(obs), source.logits(obs))
+    torch.testing.assert_close(model.value(obs, priv), source.value(obs, priv))
+    for body in (model.actor_body, model.critic_body):
+        assert body[0].weight[32:].abs().sum() > 0  # new units: fresh incoming weights
+        assert not body[2].weight[:32, 32:].any()  # old units read nothing from new ones
+        assert body[2].weight[32:].abs().sum() > 0
+    assert not model.policy_head.weight[:, 32:].any()
+    assert not model.value_head.weight[:, 32:].any()
 
 
 def test_an_information_state_policy_does_not_start_a_plain_run(tmp_path: Path) -> None:
