@@ -13,6 +13,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 import train  # noqa: E402
+from agents.network import ActorCritic  # noqa: E402
 from agents.policy_files import CRITIC_PREFIXES, read_policy_file, save_policy  # noqa: E402
 from block_env.observation import layout_for_dim  # noqa: E402
 from block_env.training.config import game_of, load_config  # noqa: E402
@@ -117,17 +118,23 @@ def test_a_misfit_policy_is_refused_before_the_run_folder_is_made(
     assert not run.exists()
 
 
+def _started_from(trained: Path, *overrides: str) -> tuple[ActorCritic, ActorCritic]:
+    """(the run's network loaded with its initial weights, the file's network) for a run of
+    the smoke config started from ``trained`` with ``overrides``; the critic comes too."""
+    cfg = load_config(SMOKE, [f"init_policy={trained}", *overrides])
+    model = new_model(cfg, "cpu")
+    weights, with_critic = initial_weights(cfg, model)
+    assert with_critic
+    model.load_state_dict(weights, strict=True)
+    return model, read_policy_file(trained).model
+
+
 def test_a_plain_policy_starts_an_information_state_run_playing_exactly_as_before(
     trained: Path,
 ) -> None:
     """The widened network gives the file's logits (and, from a checkpoint, its values)
     whatever the history holds: the history columns start at zero."""
-    cfg = load_config(SMOKE, [f"init_policy={trained}", "obs_type=information_state"])
-    model = new_model(cfg, "cpu")
-    weights, with_critic = initial_weights(cfg, model)
-    assert with_critic
-    model.load_state_dict(weights, strict=True)
-    source = read_policy_file(trained).model
+    model, source = _started_from(trained, "obs_type=information_state")
     info = torch.rand(32, model.input_dim) * 3
     plain = info[:, : source.obs_dim]
     priv = torch.rand(32, 3 * 28)
@@ -142,12 +149,7 @@ def test_a_policy_starts_a_wider_run_playing_exactly_as_before(trained: Path) ->
     """Wider hidden layers of the same depth: the file's units keep their weights and read
     nothing from the new ones, the heads read the new units through zero weights, so the
     logits and values are the file's; the new units start from fresh, non-zero weights."""
-    cfg = load_config(SMOKE, [f"init_policy={trained}", "hidden=[48, 64]"])
-    model = new_model(cfg, "cpu")
-    weights, with_critic = initial_weights(cfg, model)
-    assert with_critic
-    model.load_state_dict(weights, strict=True)
-    source = read_policy_file(trained).model
+    model, source = _started_from(trained, "hidden=[48, 64]")
     assert tuple(source.net.hidden) == (32, 32)
     obs = torch.rand(32, model.obs_dim) * 3
     priv = torch.rand(32, 3 * 28)
@@ -174,13 +176,8 @@ def test_a_score_blind_policy_starts_a_use_scores_run_playing_exactly_as_before(
 ) -> None:
     """The widened network reads the scores and target, with zero weights on them at the
     start: the file's logits and values whatever the scores are."""
-    cfg = load_config(SMOKE, [f"init_policy={trained}", "use_scores=true"])
-    model = new_model(cfg, "cpu")
+    model, source = _started_from(trained, "use_scores=true")
     assert model.net.use_scores
-    weights, with_critic = initial_weights(cfg, model)
-    assert with_critic
-    model.load_state_dict(weights, strict=True)
-    source = read_policy_file(trained).model
     fields = layout_for_dim(model.obs_dim).fields
     obs = torch.rand(32, model.obs_dim) * 3
     priv = torch.rand(32, 3 * 28)
