@@ -48,13 +48,17 @@ class NetConfig:
     from the network: policies trained on single hands then behave the same inside a match
     (per-hand points do not depend on the score). ``privileged_critic=True`` gives the
     critic (never the actor) the other seats' hands, a training-time baseline with far less
-    variance; playing needs only the actor and the observation."""
+    variance; playing needs only the actor and the observation. ``belief_head=True`` adds a
+    head on the actor's last hidden layer that predicts which other seat holds each tile
+    (``forward_beliefs``): an auxiliary target that shapes the actor's features during training and
+    that play never reads."""
 
     hidden: tuple[int, ...] = (256, 256)
     activation: str = "relu"
     shared: bool = False  # one trunk for actor and critic (faster) or two separate MLPs
     use_scores: bool = False
     privileged_critic: bool = False
+    belief_head: bool = False
 
     def __post_init__(self) -> None:
         hidden = tuple(self.hidden)
@@ -188,6 +192,9 @@ class ActorCritic(nn.Module):
                     _init(m, gain)
         self.policy_head = _init(nn.Linear(sizes[-1], self.num_actions), 0.01)
         self.value_head = _init(nn.Linear(sizes[-1], 1), 1.0)
+        self.belief_head = (
+            _init(nn.Linear(sizes[-1], 3 * ts.num_tiles), 1.0) if self.net.belief_head else None
+        )
 
     def forward(
         self, obs: torch.Tensor, priv: torch.Tensor | None = None
@@ -200,6 +207,20 @@ class ActorCritic(nn.Module):
         if self.critic_body is None:
             return self.policy_head(h), self.value_head(h).squeeze(-1)
         return self.policy_head(h), self._value(x, priv)
+
+    def forward_beliefs(
+        self, obs: torch.Tensor, priv: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """``forward``'s (logits, values) and the belief logits (B, 3T) from the same actor
+        features: for relative seats 1, 2, 3 in turn, one logit per tile that the seat holds
+        it (the layout of ``privileged_features``, which are its labels). ValueError without
+        a belief head."""
+        if self.belief_head is None:
+            raise ValueError("this network has no belief head: build it with belief_head=True")
+        x = self._inputs(obs)
+        h = self.actor_body(x)
+        value = self.value_head(h).squeeze(-1) if self.critic_body is None else self._value(x, priv)
+        return self.policy_head(h), value, self.belief_head(h)
 
     def summarize(self, obs: Any) -> Any:
         """What the MLP reads, before scaling: ``obs`` itself for the plain observation (and

@@ -86,6 +86,10 @@ class TrainConfig:
     clip: float = 0.2
     ent_coef: float = 0.01
     vf_coef: float = 0.5
+    # auxiliary belief loss (algo=ppo): the actor's last hidden layer also feeds a head that
+    # predicts which other seat holds each tile, trained on the dealt hands (binary
+    # cross-entropy per seat and tile x belief_coef); 0 = no belief head
+    belief_coef: float = 0.0
     max_grad_norm: float = 0.5
     reward_scale: float = 0.05
     target_kl: float = 0.0  # stop an update's epochs early past this KL (0 = never)
@@ -363,7 +367,19 @@ def validate(cfg: TrainConfig) -> TrainConfig:
         "teacher",
         "only algo=ppo has a teacher: use auto or none",
     )
-    for key in ("ent_coef", "vf_coef", "target_kl", "time_limit_min", "teacher_coef"):
+    need(
+        cfg.belief_coef == 0 or cfg.algo == "ppo",
+        "belief_coef",
+        f"only algo=ppo has a belief head: use 0 with algo={cfg.algo}",
+    )
+    for key in (
+        "ent_coef",
+        "vf_coef",
+        "belief_coef",
+        "target_kl",
+        "time_limit_min",
+        "teacher_coef",
+    ):
         need(getattr(cfg, key) >= 0, key, "use a number >= 0")
     need(
         cfg.total_steps < NO_STEP_LIMIT or cfg.time_limit_min > 0,

@@ -16,7 +16,8 @@ weights on the history summary's columns), a policy that does not read the match
 start a ``use_scores=true`` run (zero weights on the scores' and target's columns), and a
 network may start a wider one of the same depth (``hidden`` at least as wide, layer by
 layer: the new units get fresh incoming weights and zero outgoing ones, so the capacity
-grows while the play is kept).
+grows while the play is kept). A belief head (``belief_coef`` > 0) is kept when file and
+run both have one, starts fresh when only the run has one, and is dropped otherwise.
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ from agents.policy_files import CRITIC_PREFIXES, read_policy_file
 from block_env.observation import layout_for_dim
 from block_env.training.config import TrainConfig
 from block_env.training.errors import ConfigError
+
+BELIEF_PREFIX = "belief_head."
 
 
 def initial_weights(cfg: TrainConfig, model: ActorCritic) -> tuple[dict[str, torch.Tensor], bool]:
@@ -49,6 +52,7 @@ def initial_weights(cfg: TrainConfig, model: ActorCritic) -> tuple[dict[str, tor
         theirs = _scores_widened(theirs, mine, source.obs_dim)
     if tuple(source.net.hidden) != tuple(model.net.hidden):  # wider, same depth (_check_fits)
         theirs = _hidden_widened(theirs, mine)
+    theirs = _with_run_belief_head(theirs, mine)
     actor = {k: v for k, v in theirs.items() if not k.startswith(CRITIC_PREFIXES)}
     critic = {k: v for k, v in theirs.items() if k.startswith(CRITIC_PREFIXES)}
     critic_fits = (
@@ -114,6 +118,20 @@ def _hidden_widened(
         else:
             widened[: old.shape[0]] = old
         out[key] = widened
+    return out
+
+
+def _with_run_belief_head(
+    theirs: dict[str, torch.Tensor], mine: dict[str, torch.Tensor]
+) -> dict[str, torch.Tensor]:
+    """``theirs`` with the run's belief head: the file's when both have one, ``mine``'s fresh
+    weights when only the run has one, none when only the file has one (play never reads
+    it, so the actor plays the same either way)."""
+    out = {k: v for k, v in theirs.items() if not k.startswith(BELIEF_PREFIX)}
+    for key, fresh in mine.items():
+        if key.startswith(BELIEF_PREFIX):
+            old = theirs.get(key)
+            out[key] = old if old is not None and old.shape == fresh.shape else fresh
     return out
 
 

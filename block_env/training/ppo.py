@@ -14,7 +14,9 @@ What happens:
    observation alone), which cuts the variance of the advantages. During the first
    ``teacher_steps`` steps the loss also holds the cross-entropy of a teacher bot's move on
    each decision (kickstarting; ``teacher: auto`` is the rule bot), with a weight falling
-   linearly to 0.
+   linearly to 0. With ``belief_coef`` > 0 it also holds the belief head's binary
+   cross-entropy against the other seats' hands (``agents.network.NetConfig.belief_head``):
+   an auxiliary target for the actor's features.
 3. Every ``eval_every`` updates the greedy policy plays the baselines on duplicate deals
    (the deals, seatings and statistics of ``block_env.evaluate``, all games at once on the
    batched engine: ``block_env.evaluation.batched``); TensorBoard, checkpoints
@@ -52,6 +54,7 @@ from typing import Any
 
 import numpy as np
 import torch
+from torch.nn.functional import binary_cross_entropy_with_logits
 
 from agents.network import ActorCritic, NetConfig, log_softmax_entropy, mask_logits
 from agents.policy_files import policy_dict
@@ -133,6 +136,9 @@ def ppo_update(
     if teaching:
         t["teacher"] = torch.from_numpy(batch.teacher).to(device)
         stats["teacher_ce"] = []
+    believing = cfg.belief_coef > 0
+    if believing:
+        stats["belief_bce"] = []
     mb = min(cfg.minibatch_size if minibatch_size is None else minibatch_size, n_min)
     for _ in range(cfg.epochs):
         perm = torch.randperm(N, generator=generator).to(device)
@@ -141,7 +147,10 @@ def ppo_update(
             t0 = clock()
             i = perm[start : start + mb]
             priv = t["priv"][i] if model.net.privileged_critic else None
-            logits, value = model(t["obs"][i], priv)
+            if believing:
+                logits, value, belief = model.forward_beliefs(t["obs"][i], priv)
+            else:
+                logits, value = model(t["obs"][i], priv)
             logp_all, entropy = log_softmax_entropy(mask_logits(logits, t["mask"][i]))
             new = logp_all.gather(1, t["act"][i][:, None]).squeeze(1)
             ratio = (new - t["logp"][i]).exp()
@@ -155,6 +164,10 @@ def ppo_update(
                 teacher_ce = -logp_all.gather(1, t["teacher"][i][:, None]).mean()
                 loss = loss + teacher_coef * teacher_ce
                 stats["teacher_ce"].append(teacher_ce.item())
+            if believing:
+                belief_bce = binary_cross_entropy_with_logits(belief, t["priv"][i])
+                loss = loss + cfg.belief_coef * belief_bce
+                stats["belief_bce"].append(belief_bce.item())
             bad = None
             if not torch.isfinite(loss):
                 bad = Diverged(
@@ -263,7 +276,12 @@ def train_ppo(
 def new_model(cfg: TrainConfig, device: str) -> ActorCritic:
     """A freshly initialised actor-critic of the run's shape."""
     net = NetConfig(
-        tuple(cfg.hidden), cfg.activation, cfg.shared, cfg.use_scores, cfg.privileged_critic
+        tuple(cfg.hidden),
+        cfg.activation,
+        cfg.shared,
+        cfg.use_scores,
+        cfg.privileged_critic,
+        belief_head=cfg.belief_coef > 0,
     )
     return ActorCritic(net, **set_of_model(cfg), **obs_of(cfg)).to(device)
 

@@ -131,7 +131,8 @@ class Collector:
         self.teacher = teacher_of(cfg)
         self.teaching = False  # record the teacher bot's move on each decision
         self.obs: np.ndarray | None = None
-        self.privileged = bool(model.net.privileged_critic)
+        # the other hands: the privileged critic's inputs and the belief head's labels
+        self.privileged = bool(model.net.privileged_critic or model.net.belief_head)
 
     def reset(self, seed: int) -> None:
         self.obs, self.mask, self.seat = self.env.reset(seed=seed)

@@ -276,6 +276,7 @@ KEYS_ADDED_LATER = {
     "init_policy": "",
     "rules_alone": 0.0,
     "bot_partner": 0.0,
+    "belief_coef": 0.0,
 }
 
 
