@@ -50,8 +50,8 @@ class NetConfig:
     critic (never the actor) the other seats' hands, a training-time baseline with far less
     variance; playing needs only the actor and the observation. ``belief_head=True`` adds a
     head on the actor's last hidden layer that predicts which other seat holds each tile
-    (``forward_beliefs``): an auxiliary target that shapes the actor's features during training and
-    that play never reads."""
+    (``forward_beliefs``): an auxiliary target that shapes the actor's features during
+    training and that play never reads."""
 
     hidden: tuple[int, ...] = (256, 256)
     activation: str = "relu"
@@ -204,9 +204,7 @@ class ActorCritic(nn.Module):
         ``priv`` (B, 3T) is required with a privileged critic."""
         x = self._inputs(obs)
         h = self.actor_body(x)
-        if self.critic_body is None:
-            return self.policy_head(h), self.value_head(h).squeeze(-1)
-        return self.policy_head(h), self._value(x, priv)
+        return self.policy_head(h), self._value_beside(x, h, priv)
 
     def forward_beliefs(
         self, obs: torch.Tensor, priv: torch.Tensor | None = None
@@ -219,8 +217,14 @@ class ActorCritic(nn.Module):
             raise ValueError("this network has no belief head: build it with belief_head=True")
         x = self._inputs(obs)
         h = self.actor_body(x)
-        value = self.value_head(h).squeeze(-1) if self.critic_body is None else self._value(x, priv)
-        return self.policy_head(h), value, self.belief_head(h)
+        return self.policy_head(h), self._value_beside(x, h, priv), self.belief_head(h)
+
+    def _value_beside(
+        self, x: torch.Tensor, h: torch.Tensor, priv: torch.Tensor | None
+    ) -> torch.Tensor:
+        """The values for inputs ``x`` whose actor features are ``h`` (the shared trunk's, or
+        the critic's own)."""
+        return self.value_head(h).squeeze(-1) if self.critic_body is None else self._value(x, priv)
 
     def summarize(self, obs: Any) -> Any:
         """What the MLP reads, before scaling: ``obs`` itself for the plain observation (and
