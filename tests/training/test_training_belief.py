@@ -15,11 +15,9 @@ sys.path.insert(0, str(ROOT))
 
 import train  # noqa: E402
 from agents.network import ActorCritic, NetConfig  # noqa: E402
-from agents.policy_files import read_policy_file, save_policy  # noqa: E402
-from block_env.training.config import game_of, load_config  # noqa: E402
+from agents.policy_files import read_policy_file  # noqa: E402
+from block_env.training.config import load_config  # noqa: E402
 from block_env.training.errors import ConfigError  # noqa: E402
-from block_env.training.init_policy import initial_weights  # noqa: E402
-from block_env.training.ppo import new_model  # noqa: E402
 
 SMOKE = ROOT / "configs" / "smoke.yaml"
 
@@ -88,42 +86,3 @@ def test_a_run_without_the_head_logs_no_belief_loss(tmp_path: Path) -> None:
     train.train(load_config(SMOKE, [f"run_dir={tmp_path / 'run'}"]))
     assert _bce_log(tmp_path / "run") == []
     assert read_policy_file(tmp_path / "run" / "policy.pt").model.belief_head is None
-
-
-def _file(tmp_path: Path, *overrides: str) -> Path:
-    """A policy file (actor and critic) of a fresh smoke network with ``overrides``."""
-    cfg = load_config(SMOKE, list(overrides))
-    torch.manual_seed(3)
-    path = tmp_path / f"source{len(list(tmp_path.iterdir()))}.pt"
-    save_policy(path, new_model(cfg, "cpu"), game=game_of(cfg))
-    return path
-
-
-def _run_started_from(path: Path, *overrides: str) -> ActorCritic:
-    cfg = load_config(SMOKE, [f"init_policy={path}", *overrides])
-    model = new_model(cfg, "cpu")
-    weights, with_critic = initial_weights(cfg, model)
-    assert with_critic
-    model.load_state_dict(weights, strict=True)
-    return model
-
-
-@pytest.mark.parametrize(
-    ("file_has", "run_has"), [(False, True), (True, False), (True, True)], ids=str
-)
-def test_init_policy_keeps_adds_or_drops_the_belief_head(
-    tmp_path: Path, file_has: bool, run_has: bool
-) -> None:
-    """The actor and critic always come from the file; the head is the file's when both have
-    one, fresh when only the run has one, absent when only the file has one."""
-    path = _file(tmp_path, f"belief_coef={int(file_has)}")
-    source = read_policy_file(path).model
-    model = _run_started_from(path, f"belief_coef={int(run_has)}")
-    obs, priv = torch.rand(8, 122) * 3, torch.rand(8, 84)
-    torch.testing.assert_close(model.logits(obs), source.logits(obs))
-    torch.testing.assert_close(model.value(obs, priv), source.value(obs, priv))
-    assert (model.belief_head is not None) == run_has
-    if file_has and run_has:
-        torch.testing.assert_close(model.belief_head.weight, source.belief_head.weight)
-    elif run_has:
-        assert model.belief_head.weight.abs().sum() > 0

@@ -209,3 +209,32 @@ def test_a_missing_or_unreadable_file_is_refused(tmp_path: Path) -> None:
 def test_only_ppo_starts_from_a_policy() -> None:
     with pytest.raises(ConfigError, match="config init_policy="):
         load_config(SMOKE, ["algo=sb3", "init_policy=block-2p"])
+
+
+def _fresh_file(tmp_path: Path, *overrides: str) -> Path:
+    """A policy file (actor and critic) of a fresh smoke network with ``overrides``."""
+    cfg = load_config(SMOKE, list(overrides))
+    torch.manual_seed(3)
+    path = tmp_path / "source.pt"
+    save_policy(path, new_model(cfg, "cpu"), game=game_of(cfg))
+    return path
+
+
+@pytest.mark.parametrize(
+    ("file_has", "run_has"), [(False, True), (True, False), (True, True)], ids=str
+)
+def test_init_policy_keeps_adds_or_drops_the_belief_head(
+    tmp_path: Path, file_has: bool, run_has: bool
+) -> None:
+    """The actor and critic always come from the file; the head is the file's when both have
+    one, fresh when only the run has one, absent when only the file has one."""
+    path = _fresh_file(tmp_path, f"belief_coef={int(file_has)}")
+    model, source = _started_from(path, f"belief_coef={int(run_has)}")
+    obs, priv = torch.rand(8, 122) * 3, torch.rand(8, 84)
+    torch.testing.assert_close(model.logits(obs), source.logits(obs))
+    torch.testing.assert_close(model.value(obs, priv), source.value(obs, priv))
+    assert (model.belief_head is not None) == run_has
+    if file_has and run_has:
+        torch.testing.assert_close(model.belief_head.weight, source.belief_head.weight)
+    elif run_has:
+        assert model.belief_head.weight.abs().sum() > 0
