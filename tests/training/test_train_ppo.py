@@ -111,7 +111,8 @@ def test_default_config_is_two_players_and_matches_2p_yaml() -> None:
 
 
 @pytest.mark.parametrize(
-    "name", ["2p", "3p", "4p", "partnership", "partnership_from4p", "smoke", "long_2p"]
+    "name",
+    ["2p", "3p", "4p", "partnership", "partnership_from4p", "partnership_long", "smoke", "long_2p"],
 )
 def test_shipped_configs_load(name: str) -> None:
     cfg = load_config(ROOT / "configs" / f"{name}.yaml")
@@ -120,22 +121,36 @@ def test_shipped_configs_load(name: str) -> None:
         assert cfg.partnership and cfg.num_players == 4
 
 
-def test_block_partnership_is_its_config_on_two_ranks() -> None:
-    """The shipped block-partnership records the configuration it was trained with:
-    configs/partnership_from4p.yaml with nproc=2, key for key (the run's name and folder aside;
-    keys added since then are at the values that train as before)."""
-    import torch
-
-    from agents.policy_files import POLICY_DIR
+def _keys_unlike_its_config(policy_file: Path, config_name: str) -> set[str]:
+    """The keys whose value in ``policy_file``'s recorded training configuration differs from
+    configs/<config_name>.yaml with nproc=2. Keys added to the config since the file was
+    trained must sit at the values that train as before."""
     from block_env.training.runs import KEYS_ADDED_LATER
 
-    recorded = torch.load(POLICY_DIR / "block-partnership.pt", weights_only=True)["meta"]
-    config = asdict(load_config(ROOT / "configs" / "partnership_from4p.yaml", ["nproc=2"]))
-    added_since = set(config) - set(recorded["config"])
+    recorded = torch.load(policy_file, weights_only=True)["meta"]["config"]
+    config = asdict(load_config(ROOT / "configs" / f"{config_name}.yaml", ["nproc=2"]))
+    added_since = set(config) - set(recorded)
     assert added_since <= set(KEYS_ADDED_LATER)
     assert all(config[k] == KEYS_ADDED_LATER[k] for k in added_since)
-    differ = {k for k in recorded["config"] if config[k] != recorded["config"][k]}
+    return {k for k in recorded if config[k] != recorded[k]}
+
+
+def test_block_partnership_is_its_config_on_two_ranks() -> None:
+    """The shipped block-partnership was trained by configs/partnership_from4p.yaml with
+    nproc=2, key for key (the run's name and folder aside)."""
+    from agents.policy_files import POLICY_DIR
+
+    differ = _keys_unlike_its_config(POLICY_DIR / "block-partnership.pt", "partnership_from4p")
     assert differ == {"name", "run_dir"}
+
+
+def test_partnership_long_is_the_second_stage_config() -> None:
+    """docs/experiments/partnership_long.pt was trained by configs/partnership_long.yaml with
+    nproc=2. It was started from the shipped file rather than a fresh first stage's output,
+    and under a time limit that 90M steps did not reach; the config has neither."""
+    policy = ROOT / "docs" / "experiments" / "partnership_long.pt"
+    differ = _keys_unlike_its_config(policy, "partnership_long")
+    assert differ == {"run_dir", "init_policy", "time_limit_min"}
 
 
 def test_unknown_keys_and_bad_values_are_rejected(tmp_path: Path) -> None:
