@@ -807,6 +807,7 @@ def leaderboard_full(task: str) -> str:
 CROSSPLAY = "4p/crossplay_vs_rules_seed81000000_40000h.json"  # block-partnership's table
 CROSSPLAY_SEEDS = "4p/crossplay_vs_rules_seed83000000_40000h.json"  # its recipe's seeds
 CROSSPLAY_SCRATCH = "4p/crossplay_vs_rules_seed51000000_40000h.json"  # the first policy's
+CROSSPLAY_LONG = "4p/crossplay_vs_rules_seed125000000_40000h.json"  # the longer recipe's seeds
 PARTNERSHIP_CROSSPLAY = (CROSSPLAY, CROSSPLAY_SEEDS)  # the tables with block-partnership
 
 
@@ -966,6 +967,9 @@ CROSSPLAY_NAMES = {  # the files' labels -> the tables'
     "docs/experiments/partnership_s2.pt": "scratch seed 2",
     "docs/experiments/partnership_from4p_s5.pt": "seed 5",
     "docs/experiments/partnership_from4p_s6.pt": "seed 6",
+    "docs/experiments/partnership_long.pt": "partnership_long",
+    "docs/experiments/partnership_long_s5.pt": "long seed 5",
+    "docs/experiments/partnership_long_s6.pt": "long seed 6",
 }
 
 
@@ -996,6 +1000,11 @@ def strength_partnership_crossplay() -> str:
 def strength_partnership_seeds() -> str:
     """docs/strength.md: block-partnership and two more seeds of its own recipe, as partners."""
     return crossplay_tables(CROSSPLAY_SEEDS)
+
+
+def strength_partnership_long_seeds() -> str:
+    """docs/strength.md: partnership_long and two more seeds of the longer recipe, as partners."""
+    return crossplay_tables(CROSSPLAY_LONG)
 
 
 def match_win(names: str | list[str], seat: int = 0) -> str:
@@ -1212,6 +1221,7 @@ TABLES: dict[str, Callable[[], str]] = {
     "strength-partnership": strength_partnership,
     "strength-partnership-crossplay": strength_partnership_crossplay,
     "strength-partnership-seeds": strength_partnership_seeds,
+    "strength-partnership-long-seeds": strength_partnership_long_seeds,
     "strength-partnership-scratch": strength_partnership_scratch,
     "strength-partnership-search": strength_partnership_search,
     "strength-highest-double": strength_highest_double,

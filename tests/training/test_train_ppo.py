@@ -144,13 +144,24 @@ def test_block_partnership_is_its_config_on_two_ranks() -> None:
     assert differ == {"name", "run_dir"}
 
 
-def test_partnership_long_is_the_second_stage_config() -> None:
-    """docs/experiments/partnership_long.pt was trained by configs/partnership_long.yaml with
-    nproc=2. It was started from the shipped file rather than a fresh first stage's output,
-    and under a time limit that 90M steps did not reach; the config has neither."""
-    policy = ROOT / "docs" / "experiments" / "partnership_long.pt"
-    differ = _keys_unlike_its_config(policy, "partnership_long")
-    assert differ == {"run_dir", "init_policy", "time_limit_min"}
+@pytest.mark.parametrize(
+    "policy, differ",
+    [
+        # started from the shipped first stage, under a time limit that 90M steps did not reach
+        ("partnership_long", {"run_dir", "init_policy", "time_limit_min"}),
+        # the same on other seeds of the first stage, without a progress bar (display only)
+        (
+            "partnership_long_s5",
+            {"name", "run_dir", "init_policy", "seed", "time_limit_min", "progress"},
+        ),
+        ("partnership_long_s6", {"name", "run_dir", "init_policy", "seed", "progress"}),
+    ],
+)
+def test_partnership_long_runs_are_the_second_stage_config(policy: str, differ: set[str]) -> None:
+    """The longer partnership runs in docs/experiments were trained by
+    configs/partnership_long.yaml with nproc=2, apart from where they started and their seed."""
+    policy_file = ROOT / "docs" / "experiments" / f"{policy}.pt"
+    assert _keys_unlike_its_config(policy_file, "partnership_long") == differ
 
 
 def test_unknown_keys_and_bad_values_are_rejected(tmp_path: Path) -> None:
