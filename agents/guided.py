@@ -19,9 +19,10 @@ of duplicate deals (weights 0.5 to 8, 50 and 100 worlds), with a node budget tha
 every decision under 100 ms on one core. On fresh deals it is level with both that network
 and PIMC-100 (docs/ladder.md, "Search at play time"): a tool, not yet a stronger player.
 
-``block-partnership-search`` is the preset for partnership: the ``block-partnership``
-network beside the 20 worlds of the PIMC-20 it plays against, weight 1. There the
-search and the network err apart enough that two copies beat two PIMC-20, where two
+``block-partnership-search`` is the preset for partnership: the ``block-partnership-stage1``
+network (block-partnership's first stage, shipped as block-partnership until the second
+stage took the name) beside the 20 worlds of the PIMC-20 it plays against, weight 1. There
+the search and the network err apart enough that two copies beat two PIMC-20, where two
 networks alone lose, and one beside a PIMC-20 partner beats two PIMC-20 by a third of a
 point a hand (docs/strength.md, "Search at play time: block-partnership-search").
 """
@@ -53,10 +54,10 @@ BLOCK_2P_SEARCH: dict[str, Any] = {
     "weight": 2.0,
     "node_budget": 25_000,  # the opening lead (~1,300 nodes a world) stops near 19 worlds
 }
-# The partnership preset: block-partnership's network beside PIMC-20's worlds, weight chosen
-# against two PIMC-20 on tuning deals (docs/strength.md, "Search at play time").
+# The partnership preset: block-partnership-stage1's network beside PIMC-20's worlds, weight
+# chosen against two PIMC-20 on tuning deals (docs/strength.md, "Search at play time").
 BLOCK_PARTNERSHIP_SEARCH: dict[str, Any] = {
-    "policy": "block-partnership",
+    "policy": "block-partnership-stage1",  # the network it was tuned and measured with
     "worlds": 20,
     "weight": 1.0,
     "node_budget": None,
@@ -159,6 +160,6 @@ block_2p_search = _preset_builder(
 )
 block_partnership_search = _preset_builder(
     BLOCK_PARTNERSHIP_SEARCH,
-    "The shipped partnership search agent (``BLOCK_PARTNERSHIP_SEARCH``): block-partnership's"
-    " network guiding PIMC-20's worlds.",
+    "The shipped partnership search agent (``BLOCK_PARTNERSHIP_SEARCH``):"
+    " block-partnership-stage1's network guiding PIMC-20's worlds.",
 )

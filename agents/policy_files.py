@@ -46,6 +46,9 @@ SHIPPED: dict[str, str] = {
     "block-3p": "block-3p.pt",
     "block-4p": "block-4p.pt",
     "block-partnership": "block-partnership.pt",
+    # block-partnership's first stage, which the partnership highest-double and match tasks'
+    # fields froze and the block-partnership-search preset was measured with
+    "block-partnership-stage1": "block-partnership-stage1.pt",
     # the first block-partnership (trained from scratch), which block-partnership-v1's field froze
     "block-partnership-scratch": "block-partnership-scratch.pt",
 }

@@ -194,10 +194,12 @@ PL = "block-2p-plain@7779b4d6"
 S3, F3 = "block-3p@8760d310", "block-3p@e47588b8"  # stage 1, fine-tuned (shipped)
 S4, F4 = "block-4p@ff4e549b", "block-4p@34e65c11"  # stage 1, fine-tuned (shipped)
 SEARCH = "block-2p-search@7779b4d6"
-BP = "block-partnership@f018eba4"  # the partnership run from block-4p (shipped)
+BP = "block-partnership@f018eba4"  # block-partnership's first stage, now block-partnership-stage1
 PF4 = "partnership_from4p@f018eba4"  # the same file, evaluated from docs/experiments
+BP2 = "partnership_long@6e8217f3"  # its second stage, block-partnership (from docs/experiments)
 BPS = "block-partnership@0f2fe29b"  # the first block-partnership, now block-partnership-scratch
-BP_SEARCH = "block-partnership-search@f018eba4"  # PIMC-20's worlds guided by block-partnership
+BP_SEARCH = "block-partnership-search@f018eba4"  # PIMC-20's worlds guided by the first stage
+STAGE1 = {"block-partnership": "block-partnership-stage1"}  # the name BP's files ran under
 
 
 def ev(players: int, a: str, b: str, seed_: int, hands_: int) -> str:
@@ -518,12 +520,12 @@ def ladder_4p() -> str:
 
 def ladder_partnership() -> str:
     """docs/ladder.md: the partnership round robin, team against team on fresh deals."""
-    return _ladder("partnership", {})
+    return _ladder("partnership", STAGE1)
 
 
 def ladder_variant(key: str) -> str:
     """docs/ladder.md: a round robin where the highest double opens, or over whole matches."""
-    return _ladder(key, {"docs/experiments/match_2p.pt": "match_2p"})
+    return _ladder(key, {"docs/experiments/match_2p.pt": "match_2p", **STAGE1})
 
 
 def policies_time_to_strength() -> str:
@@ -639,7 +641,7 @@ BENCH_VARIANTS["benchmark-2p-match"] = [  # block-2p was not scored there; the m
 ]
 for form in ("", "-hd", "-match"):
     BENCH_VARIANTS[f"benchmark-partnership{form}"] = [
-        ("block-partnership", f"benchmark/block-partnership{form}-v1/{BP}.json"),
+        ("block-partnership-stage1", f"benchmark/block-partnership{form}-v1/{BP}.json"),
         ("rules", f"benchmark/block-partnership{form}-v1/rules.json"),
     ]
 
@@ -808,7 +810,8 @@ CROSSPLAY = "4p/crossplay_vs_rules_seed81000000_40000h.json"  # block-partnershi
 CROSSPLAY_SEEDS = "4p/crossplay_vs_rules_seed83000000_40000h.json"  # its recipe's seeds
 CROSSPLAY_SCRATCH = "4p/crossplay_vs_rules_seed51000000_40000h.json"  # the first policy's
 CROSSPLAY_LONG = "4p/crossplay_vs_rules_seed125000000_40000h.json"  # the longer recipe's seeds
-PARTNERSHIP_CROSSPLAY = (CROSSPLAY, CROSSPLAY_SEEDS)  # the tables with block-partnership
+STAGE1_CROSSPLAY = (CROSSPLAY, CROSSPLAY_SEEDS)  # the tables with block-partnership-stage1
+LONG = "docs/experiments/partnership_long.pt"  # block-partnership in its cross-play table
 
 
 def crossplay_margin(name: str, partner: str) -> dict[str, float]:
@@ -817,23 +820,20 @@ def crossplay_margin(name: str, partner: str) -> dict[str, float]:
     return d["margins"][0][d["agents"].index(partner)]
 
 
-def partnership_cells(partner: str) -> list[dict[str, float]]:
-    """block-partnership beside ``partner`` in each of its cross-play tables."""
-    return [crossplay_margin(f, partner) for f in PARTNERSHIP_CROSSPLAY]
-
-
 def pooled_with(files: list[str], cells: list[dict[str, float]]) -> str:
     """``pooled`` of the evaluation files and cross-play cells on as many hands each."""
     return pooled_estimates([*(load(f)["stats"][0]["margin"] for f in files), *cells])
 
 
-def pooled_rows(label: str, files: list[str], partner: str) -> list[list[str]]:
-    """One row per 40,000-hand evaluation file, one per cross-play table's deals (beside
-    ``partner``), and the pooled row of them all."""
+def pooled_rows(
+    label: str, files: list[str], crossplay: tuple[str, ...], partner: str
+) -> list[list[str]]:
+    """One row per 40,000-hand evaluation file, one per cross-play table's deals (the
+    table's first agent beside ``partner``), and the pooled row of them all."""
     rows = [[label, "40,000", margin(files[0])]]
     rows += [["the same, another fresh seed", "40,000", margin(f)] for f in files[1:]]
-    cells = partnership_cells(partner)
-    for name, cell in zip(PARTNERSHIP_CROSSPLAY, cells):
+    cells = [crossplay_margin(f, partner) for f in crossplay]
+    for name, cell in zip(crossplay, cells):
         deals = f"the same, on a cross-play table's deals (seed {seed(name):,})"
         rows.append([deals, "40,000", estimate(cell)])
     pooled_hands = f"{40000 * (len(files) + len(cells)):,}"
@@ -841,49 +841,78 @@ def pooled_rows(label: str, files: list[str], partner: str) -> list[list[str]]:
     return rows
 
 
-PARTNERSHIP_TEAM = [ev(4, PF4, "rules", 74000000, 40000), ev(4, BP, "rules", 79000000, 40000)]
-PARTNERSHIP_AD_HOC = [ev(4, PF4, "rules", 76000000, 40000), ev(4, BP, "rules", 80000000, 40000)]
-PARTNERSHIP_PIMC = [ev(4, PF4, "pimc-20", 73000000, 4000), ev(4, BP, "pimc-20", 82000000, 4000)]
+# block-partnership (the second stage) on fresh deals
+PARTNERSHIP_TEAM = [ev(4, BP2, "rules", s, 40000) for s in (120000000, 129000000, 130000000)]
+PARTNERSHIP_AD_HOC = [ev(4, BP2, "rules", 121000000, 40000)]
+PARTNERSHIP_PIMC = [ev(4, BP2, "pimc-20", s, 4000) for s in (112000000, 116000000)]
+PARTNERSHIP_PIMC_AD_HOC = [ev(4, BP2, "pimc-20", s, 4000) for s in (118000000, 119000000)]
+# block-partnership-stage1 on fresh deals
+STAGE1_TEAM = [ev(4, PF4, "rules", 74000000, 40000), ev(4, BP, "rules", 79000000, 40000)]
+STAGE1_AD_HOC = [ev(4, PF4, "rules", 76000000, 40000), ev(4, BP, "rules", 80000000, 40000)]
+STAGE1_PIMC = [ev(4, PF4, "pimc-20", 73000000, 4000), ev(4, BP, "pimc-20", 82000000, 4000)]
+STAGE1_PIMC_AD_HOC = [ev(4, PF4, "pimc-20", 77000000, 4000), ev(4, BP, "pimc-20", 97000000, 4000)]
+TEAM_HEAD = ["team vs team (fresh deals)", "hands", "the team's points per hand [95% CI]"]
 
 
 def partnership_team_pooled() -> str:
-    """Two block-partnership against two rule bots: the two 40,000-hand seeds and the two
-    cross-play tables' 40,000 each, pooled."""
-    return pooled_with(PARTNERSHIP_TEAM, partnership_cells("block-partnership"))
+    """Two block-partnership against two rule bots: the three 40,000-hand seeds and the
+    cross-play table's 40,000, pooled."""
+    return pooled_with(PARTNERSHIP_TEAM, [crossplay_margin(CROSSPLAY_LONG, LONG)])
 
 
 def strength_partnership() -> str:
     """docs/strength.md: block-partnership with a copy of itself, a rule-bot partner and a
-    PIMC-20 partner."""
-    rows = pooled_rows(
-        "two block-partnership vs two rule bots",
-        PARTNERSHIP_TEAM,
-        "block-partnership",
-    )
-    rows += pooled_rows(
-        "block-partnership with a rule-bot partner vs two rule bots (`--lineup 0,1,1,1`)",
-        PARTNERSHIP_AD_HOC,
-        "rules",
-    )
-    rows += [
+    PIMC-20 partner, and against its first stage."""
+    rows = [
+        *pooled_rows(
+            "two block-partnership vs two rule bots", PARTNERSHIP_TEAM, (CROSSPLAY_LONG,), LONG
+        ),
+        *pooled_rows(
+            "block-partnership with a rule-bot partner vs two rule bots (`--lineup 0,1,1,1`)",
+            PARTNERSHIP_AD_HOC,
+            (CROSSPLAY_LONG,),
+            "rules",
+        ),
         [
-            "two block-partnership vs two block-partnership-scratch",
+            "two block-partnership vs two block-partnership-stage1",
+            "40,000",
+            margin(ev(4, BP2, BP, 113000000, 40000)),
+        ],
+        *seeds_rows("two block-partnership vs two PIMC-20", PARTNERSHIP_PIMC),
+        *seeds_rows(
+            "block-partnership with a PIMC-20 partner vs two PIMC-20 (`--lineup 0,1,1,1`)",
+            PARTNERSHIP_PIMC_AD_HOC,
+        ),
+    ]
+    return table(TEAM_HEAD, ["---", "---:", "---"], rows)
+
+
+def strength_partnership_stage1() -> str:
+    """docs/strength.md: block-partnership-stage1 with a copy of itself, a rule-bot partner
+    and a PIMC-20 partner."""
+    name = "block-partnership-stage1"
+    rows = [
+        *pooled_rows(
+            f"two {name} vs two rule bots", STAGE1_TEAM, STAGE1_CROSSPLAY, "block-partnership"
+        ),
+        *pooled_rows(
+            f"{name} with a rule-bot partner vs two rule bots (`--lineup 0,1,1,1`)",
+            STAGE1_AD_HOC,
+            STAGE1_CROSSPLAY,
+            "rules",
+        ),
+        [
+            f"two {name} vs two block-partnership-scratch",
             "20,000",
             margin(ev(4, PF4, BPS, 75000000, 20000)),
         ],
-        ["two block-partnership vs two PIMC-20", "4,000", margin(PARTNERSHIP_PIMC[0])],
-        ["the same, another fresh seed", "4,000", margin(PARTNERSHIP_PIMC[1])],
-        ["the same, both pooled", "8,000", pooled(PARTNERSHIP_PIMC)],
+        *seeds_rows(f"two {name} vs two PIMC-20", STAGE1_PIMC),
+        *seeds_rows(
+            f"{name} with a PIMC-20 partner vs two PIMC-20 (`--lineup 0,1,1,1`)",
+            STAGE1_PIMC_AD_HOC,
+        ),
     ]
-    rows += seeds_rows(
-        "block-partnership with a PIMC-20 partner vs two PIMC-20 (`--lineup 0,1,1,1`)",
-        [ev(4, PF4, "pimc-20", 77000000, 4000), ev(4, BP, "pimc-20", 97000000, 4000)],
-    )
-    return table(
-        ["team vs team (fresh deals)", "hands", "the team's points per hand [95% CI]"],
-        ["---", "---:", "---"],
-        rows,
-    )
+    return table(TEAM_HEAD, ["---", "---:", "---"], rows)
 
 
 PARTNERSHIP_SEARCH_TEAM = [ev(4, BP_SEARCH, "pimc-20", s, 4000) for s in (84000000, 88000000)]
@@ -961,13 +990,13 @@ def strength_partnership_scratch() -> str:
 
 
 CROSSPLAY_NAMES = {  # the files' labels -> the tables'
-    "block-partnership": "block-partnership",
+    "block-partnership": "block-partnership-stage1",  # in the tables of seeds 81M and 83M
     "block-partnership-scratch": "scratch",
     "docs/experiments/partnership_s1.pt": "scratch seed 1",
     "docs/experiments/partnership_s2.pt": "scratch seed 2",
     "docs/experiments/partnership_from4p_s5.pt": "seed 5",
     "docs/experiments/partnership_from4p_s6.pt": "seed 6",
-    "docs/experiments/partnership_long.pt": "partnership_long",
+    LONG: "block-partnership",
     "docs/experiments/partnership_long_s5.pt": "long seed 5",
     "docs/experiments/partnership_long_s6.pt": "long seed 6",
 }
@@ -1033,6 +1062,7 @@ def match_file(agent: str, seed_: int) -> str:
 HIGHEST_DOUBLE_2P_PIMC = [
     ev(2, P2, "pimc-20", s, 4000) for s in (44000000, 89000000, 90000000, 91000000)
 ]
+HIGHEST_DOUBLE_PARTNERSHIP_PIMC = [ev(4, BP2, "pimc-20", s, 4000) for s in (127000000, 131000000)]
 MATCH_SEEDS = (47000000, 92000000, 93000000, 94000000)
 MATCHES_2P_PIMC = [match_file(P2, s) for s in MATCH_SEEDS]
 MATCHES_MATCH_2P_PIMC = [match_file("match_2p@d23f0a56", s) for s in MATCH_SEEDS]
@@ -1043,7 +1073,8 @@ HIGHEST_DOUBLE: list[tuple[str, str | list[str]]] = [
     ("a rule bot vs two block-3p", ev(3, "rules", F3, 32000000, 4002)),
     ("block-4p vs three rule bots", ev(4, F4, "rules", 33000000, 4000)),
     ("a rule bot vs three block-4p", ev(4, "rules", F4, 33000000, 4000)),
-    ("two block-partnership vs two rule bots", ev(4, BP, "rules", 34000000, 4000)),
+    ("two block-partnership vs two rule bots", ev(4, BP2, "rules", 126000000, 40000)),
+    ("two block-partnership-stage1 vs two rule bots", ev(4, BP, "rules", 34000000, 4000)),
     (
         "two block-partnership-scratch vs two rule bots, the same deals",
         ev(4, BPS, "rules", 34000000, 4000),
@@ -1054,7 +1085,9 @@ HIGHEST_DOUBLE: list[tuple[str, str | list[str]]] = [
     ("a PIMC-20 vs two block-3p", ev(3, "pimc-20", F3, 45000000, 4002)),
     ("block-4p vs three PIMC-20", ev(4, F4, "pimc-20", 46000000, 4000)),
     ("a PIMC-20 vs three block-4p", ev(4, "pimc-20", F4, 46000000, 4000)),
-    ("two block-partnership vs two PIMC-20", ev(4, BP, "pimc-20", 52000000, 4000)),
+    ("two block-partnership vs two PIMC-20", HIGHEST_DOUBLE_PARTNERSHIP_PIMC[0]),
+    ("the same, 2 seeds pooled", HIGHEST_DOUBLE_PARTNERSHIP_PIMC),
+    ("two block-partnership-stage1 vs two PIMC-20", ev(4, BP, "pimc-20", 52000000, 4000)),
     (
         "two block-partnership-scratch vs two PIMC-20, the same deals",
         ev(4, BPS, "pimc-20", 52000000, 4000),
@@ -1088,6 +1121,11 @@ MATCHES: list[tuple[str, str | list[str], str]] = [
     ),
     (
         "two block-partnership vs two rule bots (to 100)",
+        f"4p/{BP2}_vs_rules_seed128000000_1000m.json",
+        "50%",
+    ),
+    (
+        "two block-partnership-stage1 vs two rule bots (to 100)",
         f"4p/{BP}_vs_rules_seed38000000_1000m.json",
         "50%",
     ),
@@ -1121,6 +1159,11 @@ MATCHES: list[tuple[str, str | list[str], str]] = [
     ),
     (
         "two block-partnership vs two PIMC-20 (to 100)",
+        f"4p/{BP2}_vs_pimc-20_seed59000000_1000m.json",
+        "50%",
+    ),
+    (
+        "two block-partnership-stage1 vs two PIMC-20 (to 100, the same seed)",
         f"4p/{BP}_vs_pimc-20_seed59000000_1000m.json",
         "50%",
     ),
@@ -1177,11 +1220,12 @@ def readme_strength() -> str:
         ),
         (
             "two block-partnership vs two PIMC-20 (partnership, 2 seeds pooled)",
-            "8,000",
+            f"{sum(map(hands, PARTNERSHIP_PIMC)):,}",
             pooled(PARTNERSHIP_PIMC),
         ),
         pooled_row(
-            "two block-partnership-search (the network guiding PIMC-20's worlds) vs two PIMC-20",
+            "two block-partnership-search (block-partnership-stage1 guiding PIMC-20's worlds)"
+            " vs two PIMC-20",
             PARTNERSHIP_SEARCH_TEAM,
         ),
         pooled_row(
@@ -1219,6 +1263,7 @@ TABLES: dict[str, Callable[[], str]] = {
     "strength-4p-first": strength_4p_first,
     "strength-4p-summary": strength_4p_summary,
     "strength-partnership": strength_partnership,
+    "strength-partnership-stage1": strength_partnership_stage1,
     "strength-partnership-crossplay": strength_partnership_crossplay,
     "strength-partnership-seeds": strength_partnership_seeds,
     "strength-partnership-long-seeds": strength_partnership_long_seeds,

@@ -297,19 +297,28 @@ _SHIPPED_SHA256 = {  # the shipped networks the tasks froze, by the name they sh
     "block-2p": "82065c7007b08e8f2fc2ab4ea2feccebf00da9a654c03327addf505b78969b06",
     "block-3p": "e47588b84d4f12682350ddec8c736faf0530fc83be70f5251e23899f291f3cf4",
     "block-4p": "34e65c1145194a304a18fe7ce62db6cf231fa3d56a8939175b4274d0ac1cc631",
-    "block-partnership": "f018eba4e594164bc4c93811b1a43851e4c2832fdd3db4ff481d8499e34fd7bc",
+    "block-partnership-stage1": "f018eba4e594164bc4c93811b1a43851e4c2832fdd3db4ff481d8499e34fd7bc",
     "block-partnership-scratch": "0f2fe29bc743a724b852524e2b874adbe6f242e22f5c8a1da5a22df74a55a1ca",
 }
-FROZEN_NETWORKS: dict[str, dict[str, tuple[str, str]]] = {
-    task.id: {
-        o.spec: (o.spec, _SHIPPED_SHA256[o.spec]) for o in task.field if o.spec in _SHIPPED_SHA256
-    }
-    for task in _TASKS
+# field names that a later policy took: task id -> {the name in the field: its name now}
+_SHIPPED_SINCE = {
+    "block-partnership-v1": {"block-partnership": "block-partnership-scratch"},
+    "block-partnership-hd-v1": {"block-partnership": "block-partnership-stage1"},
+    "block-partnership-match-v1": {"block-partnership": "block-partnership-stage1"},
 }
-# block-partnership-v1 froze the first partnership policy, shipped now under another name
-FROZEN_NETWORKS["block-partnership-v1"] = {
-    "block-partnership": ("block-partnership-scratch", _SHIPPED_SHA256["block-partnership-scratch"])
-}
+
+
+def _frozen(task: Task) -> dict[str, tuple[str, str]]:
+    """The shipped networks of ``task``'s field: name in the field -> (name now, sha256)."""
+    out = {}
+    for o in task.field:
+        shipped = _SHIPPED_SINCE.get(task.id, {}).get(o.spec, o.spec)
+        if shipped in _SHIPPED_SHA256:
+            out[o.spec] = (shipped, _SHIPPED_SHA256[shipped])
+    return out
+
+
+FROZEN_NETWORKS: dict[str, dict[str, tuple[str, str]]] = {task.id: _frozen(task) for task in _TASKS}
 
 
 def field_network(task: Task, spec: str) -> tuple[str, str | None]:

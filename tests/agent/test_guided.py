@@ -134,7 +134,7 @@ def test_preset_plays_in_evaluate_hands_and_matches() -> None:
     ("name", "preset", "network"),
     [
         ("block-2p-search", BLOCK_2P_SEARCH, "block-2p-plain"),
-        ("block-partnership-search", BLOCK_PARTNERSHIP_SEARCH, "block-partnership"),
+        ("block-partnership-search", BLOCK_PARTNERSHIP_SEARCH, "block-partnership-stage1"),
     ],
 )
 def test_preset_is_the_shipped_network_with_its_settings(

@@ -33,14 +33,16 @@ GAME_3P = {
 # from the files as shipped (2026-12-01: block-2p-plain the rule-bot-taught 2p run, block-2p
 # that run widened to the information state and fine-tuned, block-3p and block-4p their runs
 # fine-tuned against rules-heavy fields; 2026-12-04: block-partnership the 4-player policy
-# fine-tuned on partnership play, the earlier one kept as block-partnership-scratch):
+# fine-tuned on partnership play, the earlier one kept as block-partnership-scratch;
+# 2026-12-06: block-partnership its second stage, the first kept as block-partnership-stage1):
 # re-saving a file's metadata must not touch a weight.
 SHIPPED_WEIGHTS_SHA256 = {
     "block-2p": "2d4b77c2a8375600ec9f5e7cdddf9138bcb5917ccb4de3aaa67dfff552a4ff78",
     "block-2p-plain": "b01e75455457ab34b275b566ec7d8995a79e77acc5b1f2508f7af7efb157df06",
     "block-3p": "14e8c56f1362608383b0fa09a8f9bc162ef081b8beabc47f105663b957b52989",
     "block-4p": "91dce451d0057cb8865b1a8202a7daa3f5b3e1c273a94d35ba54ac10795fa205",
-    "block-partnership": "324da49a70df92bec738f4a955d8374e6fceee78efae13a517c13599f72235b4",
+    "block-partnership": "42678ef4ccc142cfd7b079a1ab9ed93fbbc7dab7bdfbeab8c4ab3207a4c325ed",
+    "block-partnership-stage1": "324da49a70df92bec738f4a955d8374e6fceee78efae13a517c13599f72235b4",
     "block-partnership-scratch": "e59c33033c098666eff40549a2c50cc7383439caa329f19141c6b3aafc96378b",
 }
 
@@ -139,7 +141,7 @@ def test_every_shipped_policy_has_its_weights_pinned() -> None:
 @pytest.mark.parametrize(
     ("name", "players"),
     [("block-2p", 2), ("block-2p-plain", 2), ("block-3p", 3), ("block-4p", 4)]
-    + [("block-partnership", 4), ("block-partnership-scratch", 4)],
+    + [("block-partnership", 4), ("block-partnership-stage1", 4), ("block-partnership-scratch", 4)],
 )
 def test_shipped_policies_carry_their_game_and_unchanged_weights(name: str, players: int) -> None:
     agent = agents.load(name)

@@ -49,6 +49,9 @@ def test_every_shipped_network_of_a_field_is_the_file_its_task_froze() -> None:
             assert agent_identity(shipped)["sha256"] == sha256
     frozen = FROZEN_NETWORKS["block-partnership-v1"]["block-partnership"][0]
     assert frozen == "block-partnership-scratch" and frozen in agents.policy_files.SHIPPED
+    for task_id in ("block-partnership-hd-v1", "block-partnership-match-v1"):
+        frozen = FROZEN_NETWORKS[task_id]["block-partnership"][0]
+        assert frozen == "block-partnership-stage1" and frozen in agents.policy_files.SHIPPED
 
 
 def test_the_frozen_network_plays_and_another_file_is_refused(monkeypatch) -> None:

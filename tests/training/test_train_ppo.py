@@ -135,33 +135,37 @@ def _keys_unlike_its_config(policy_file: Path, config_name: str) -> set[str]:
     return {k for k in recorded if config[k] != recorded[k]}
 
 
-def test_block_partnership_is_its_config_on_two_ranks() -> None:
-    """The shipped block-partnership was trained by configs/partnership_from4p.yaml with
-    nproc=2, key for key (the run's name and folder aside)."""
-    from agents.policy_files import POLICY_DIR
-
-    differ = _keys_unlike_its_config(POLICY_DIR / "block-partnership.pt", "partnership_from4p")
-    assert differ == {"name", "run_dir"}
-
-
 @pytest.mark.parametrize(
-    "policy, differ",
+    "policy_file, config, differ",
     [
-        # started from the shipped first stage, under a time limit that 90M steps did not reach
-        ("partnership_long", {"run_dir", "init_policy", "time_limit_min"}),
-        # the same on other seeds of the first stage, without a progress bar (display only)
+        # block-partnership's first stage, key for key (the run's name and folder aside)
+        ("agents/policies/block-partnership-stage1.pt", "partnership_from4p", {"name", "run_dir"}),
+        # its second stage: started from the first (shipped as block-partnership then), under
+        # a time limit that 90M steps did not reach
         (
-            "partnership_long_s5",
+            "agents/policies/block-partnership.pt",
+            "partnership_long",
+            {"run_dir", "init_policy", "time_limit_min"},
+        ),
+        # the second stage on other seeds of the first, without a progress bar (display only)
+        (
+            "docs/experiments/partnership_long_s5.pt",
+            "partnership_long",
             {"name", "run_dir", "init_policy", "seed", "time_limit_min", "progress"},
         ),
-        ("partnership_long_s6", {"name", "run_dir", "init_policy", "seed", "progress"}),
+        (
+            "docs/experiments/partnership_long_s6.pt",
+            "partnership_long",
+            {"name", "run_dir", "init_policy", "seed", "progress"},
+        ),
     ],
 )
-def test_partnership_long_runs_are_the_second_stage_config(policy: str, differ: set[str]) -> None:
-    """The longer partnership runs in docs/experiments were trained by
-    configs/partnership_long.yaml with nproc=2, apart from where they started and their seed."""
-    policy_file = ROOT / "docs" / "experiments" / f"{policy}.pt"
-    assert _keys_unlike_its_config(policy_file, "partnership_long") == differ
+def test_partnership_policies_record_their_stage_config_on_two_ranks(
+    policy_file: str, config: str, differ: set[str]
+) -> None:
+    """The shipped partnership policies and the second stage's other seeds were trained by
+    their stage's config with nproc=2; only the named keys differ from the file."""
+    assert _keys_unlike_its_config(ROOT / policy_file, config) == differ
 
 
 def test_unknown_keys_and_bad_values_are_rejected(tmp_path: Path) -> None:
