@@ -197,6 +197,7 @@ SEARCH = "block-2p-search@7779b4d6"
 BP = "block-partnership@f018eba4"  # block-partnership's first stage, now block-partnership-stage1
 PF4 = "partnership_from4p@f018eba4"  # the same file, evaluated from docs/experiments
 BP2 = "partnership_long@6e8217f3"  # its second stage, block-partnership (from docs/experiments)
+BPN = "block-partnership@6e8217f3"  # the same file, evaluated as the shipped block-partnership
 BPS = "block-partnership@0f2fe29b"  # the first block-partnership, now block-partnership-scratch
 BP_SEARCH = "block-partnership-search@f018eba4"  # PIMC-20's worlds guided by the first stage
 STAGE1 = {"block-partnership": "block-partnership-stage1"}  # the name BP's files ran under
@@ -227,7 +228,7 @@ LADDERS = {
     2: f"ladders/ladder_2p_{PL}_seed0_1000h.json",
     3: f"ladders/ladder_3p_{S3}_seed0_402h.json",
     4: f"ladders/ladder_4p_{F4}_seed0_300h.json",
-    "partnership": f"ladders/ladder_partnership_{BP}_seed87000000_400h.json",
+    "partnership": f"ladders/ladder_partnership_{BPN}_seed133000000_400h.json",
 }
 VARIANT_LADDERS = {  # the round robins where the highest double opens (hd) and over whole matches
     "2p-hd": f"ladders/ladder_2p_hd_{P2}_seed98000000_1000h.json",
@@ -520,7 +521,7 @@ def ladder_4p() -> str:
 
 def ladder_partnership() -> str:
     """docs/ladder.md: the partnership round robin, team against team on fresh deals."""
-    return _ladder("partnership", STAGE1)
+    return _ladder("partnership", {})
 
 
 def ladder_variant(key: str) -> str:
