@@ -237,7 +237,7 @@ VARIANT_LADDERS = {  # the round robins where the highest double opens (hd) and 
     "3p-match": f"ladders/ladder_3p_match_{F3}_seed103000000_300m.json",
     "4p-hd": f"ladders/ladder_4p_hd_{F4}_seed101000000_2000h.json",
     "4p-match": f"ladders/ladder_4p_match_{F4}_seed104000000_300m.json",
-    "partnership-hd": f"ladders/ladder_partnership_hd_{BP}_seed102000000_400h.json",
+    "partnership-hd": f"ladders/ladder_partnership_hd_{BPN}_seed134000000_400h.json",
     "partnership-match": f"ladders/ladder_partnership_match_{BP}_seed105000000_60m.json",
 }
 LADDERS.update(VARIANT_LADDERS)
