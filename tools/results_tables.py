@@ -807,10 +807,10 @@ def leaderboard_full(task: str) -> str:
     return table([*head, "vs rules, IQM"], LEADERBOARD_ALIGN, rows)
 
 
-CROSSPLAY = "4p/crossplay_vs_rules_seed81000000_40000h.json"  # block-partnership's table
-CROSSPLAY_SEEDS = "4p/crossplay_vs_rules_seed83000000_40000h.json"  # its recipe's seeds
+CROSSPLAY = "4p/crossplay_vs_rules_seed81000000_40000h.json"  # block-partnership-stage1 and scratch
+CROSSPLAY_SEEDS = "4p/crossplay_vs_rules_seed83000000_40000h.json"  # stage 1 and its seeds
 CROSSPLAY_SCRATCH = "4p/crossplay_vs_rules_seed51000000_40000h.json"  # the first policy's
-CROSSPLAY_LONG = "4p/crossplay_vs_rules_seed125000000_40000h.json"  # the longer recipe's seeds
+CROSSPLAY_LONG = "4p/crossplay_vs_rules_seed125000000_40000h.json"  # block-partnership, its seeds
 STAGE1_CROSSPLAY = (CROSSPLAY, CROSSPLAY_SEEDS)  # the tables with block-partnership-stage1
 LONG = "docs/experiments/partnership_long.pt"  # block-partnership in its cross-play table
 
