@@ -200,7 +200,6 @@ BP2 = "partnership_long@6e8217f3"  # its second stage, block-partnership (from d
 BPN = "block-partnership@6e8217f3"  # the same file, evaluated as the shipped block-partnership
 BPS = "block-partnership@0f2fe29b"  # the first block-partnership, now block-partnership-scratch
 BP_SEARCH = "block-partnership-search@f018eba4"  # PIMC-20's worlds guided by the first stage
-STAGE1 = {"block-partnership": "block-partnership-stage1"}  # the name BP's files ran under
 
 
 def ev(players: int, a: str, b: str, seed_: int, hands_: int) -> str:
@@ -238,7 +237,7 @@ VARIANT_LADDERS = {  # the round robins where the highest double opens (hd) and 
     "4p-hd": f"ladders/ladder_4p_hd_{F4}_seed101000000_2000h.json",
     "4p-match": f"ladders/ladder_4p_match_{F4}_seed104000000_300m.json",
     "partnership-hd": f"ladders/ladder_partnership_hd_{BPN}_seed134000000_400h.json",
-    "partnership-match": f"ladders/ladder_partnership_match_{BP}_seed105000000_60m.json",
+    "partnership-match": f"ladders/ladder_partnership_match_{BPN}_seed135000000_60m.json",
 }
 LADDERS.update(VARIANT_LADDERS)
 INFOSTATE = [  # label, file, bold margin
@@ -526,7 +525,7 @@ def ladder_partnership() -> str:
 
 def ladder_variant(key: str) -> str:
     """docs/ladder.md: a round robin where the highest double opens, or over whole matches."""
-    return _ladder(key, {"docs/experiments/match_2p.pt": "match_2p", **STAGE1})
+    return _ladder(key, {"docs/experiments/match_2p.pt": "match_2p"})
 
 
 def policies_time_to_strength() -> str:
