@@ -644,6 +644,9 @@ for form in ("", "-hd", "-match"):
         ("block-partnership-stage1", f"benchmark/block-partnership{form}-v1/{BP}.json"),
         ("rules", f"benchmark/block-partnership{form}-v1/rules.json"),
     ]
+BENCH_VARIANTS["benchmark-partnership-hd"].insert(  # the shipped one, scored on this task only
+    0, ("block-partnership", f"benchmark/block-partnership-hd-v1/{BPN}.json")
+)
 
 
 def benchmark_scores(agents: list[tuple[str, str]]) -> str:
