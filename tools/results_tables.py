@@ -40,6 +40,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import curve_table  # noqa: E402
 import ladder_tables  # noqa: E402
 
+from block_env.benchmark.tasks import shipped_name  # noqa: E402
+
 MINUS = "\u2212"
 BLOCK_RE = re.compile(
     r"(<!-- results-table: (?P<name>[\w.-]+) -->\n)(?P<body>.*?)(<!-- /results-table -->)",
@@ -715,16 +717,12 @@ for _task, _agents in [
 EXPLOIT_FULL.append(("pimc-20", "exploit/block-2p-v1/pimc-20_from-block-2p_steps327680.json"))
 
 
-# shipped names that a later policy took: the name each file goes by now, by the task it froze
-RENAMED = {("block-partnership-v1", "block-partnership"): "block-partnership-scratch"}
-
-
 def _responder_start(data: dict) -> str:
     """Where an exploit run's responder started: a shipped network, or the rule bot's moves."""
     for arg in data.get("train_args", []):
         if arg.startswith("init_policy="):
             name = arg.split("=", 1)[1]
-            return f"{RENAMED.get((data['task']['id'], name), name)} network"
+            return f"{shipped_name(data['task']['id'], name)} network"
     return "rule bot (teacher)"
 
 
@@ -741,7 +739,7 @@ def exploit_full() -> str:
         lo, hi = d["ci95"]
         rows.append(
             [
-                RENAMED.get((d["task"]["id"], label), label),
+                shipped_name(d["task"]["id"], label),
                 d["task"]["id"],
                 _responder_start(d),
                 f"{steps_short(d['steps'])}, {d['train_wall_s'] / 60:.1f} min",

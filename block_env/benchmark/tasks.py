@@ -301,18 +301,23 @@ _SHIPPED_SHA256 = {  # the shipped networks the tasks froze, by the name they sh
     "block-partnership-scratch": "0f2fe29bc743a724b852524e2b874adbe6f242e22f5c8a1da5a22df74a55a1ca",
 }
 # field names that a later policy took: task id -> {the name in the field: its name now}
-_SHIPPED_SINCE = {
+SHIPPED_SINCE: dict[str, dict[str, str]] = {
     "block-partnership-v1": {"block-partnership": "block-partnership-scratch"},
     "block-partnership-hd-v1": {"block-partnership": "block-partnership-stage1"},
     "block-partnership-match-v1": {"block-partnership": "block-partnership-stage1"},
 }
 
 
+def shipped_name(task_id: str, name: str) -> str:
+    """The name that the policy ``task_id`` froze as ``name`` ships under now."""
+    return SHIPPED_SINCE.get(task_id, {}).get(name, name)
+
+
 def _frozen(task: Task) -> dict[str, tuple[str, str]]:
     """The shipped networks of ``task``'s field: name in the field -> (name now, sha256)."""
     out = {}
     for o in task.field:
-        shipped = _SHIPPED_SINCE.get(task.id, {}).get(o.spec, o.spec)
+        shipped = shipped_name(task.id, o.spec)
         if shipped in _SHIPPED_SHA256:
             out[o.spec] = (shipped, _SHIPPED_SHA256[shipped])
     return out

@@ -40,7 +40,7 @@ def test_every_shipped_network_of_a_field_is_the_file_its_task_froze() -> None:
     """A policy shipped later under a field's name (block-partnership) does not change the
     task: every network a field names is pinned by sha256, and the pin is this checkout's file."""
     import agents
-    from block_env.benchmark.tasks import FROZEN_NETWORKS
+    from block_env.benchmark.tasks import FROZEN_NETWORKS, shipped_name
 
     for task in TASKS.values():
         networks = {o.spec for o in task.field if o.spec.startswith("block-")}
@@ -52,6 +52,9 @@ def test_every_shipped_network_of_a_field_is_the_file_its_task_froze() -> None:
     for task_id in ("block-partnership-hd-v1", "block-partnership-match-v1"):
         frozen = FROZEN_NETWORKS[task_id]["block-partnership"][0]
         assert frozen == "block-partnership-stage1" and frozen in agents.policy_files.SHIPPED
+    assert shipped_name("block-partnership-v1", "block-partnership") == "block-partnership-scratch"
+    assert shipped_name("block-partnership-v1", "rules") == "rules"  # names no policy took
+    assert shipped_name("block-4p-v1", "block-4p") == "block-4p"
 
 
 def test_the_frozen_network_plays_and_another_file_is_refused(monkeypatch) -> None:
