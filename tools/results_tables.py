@@ -24,6 +24,7 @@ command that reproduces each); the table functions below name the files they rea
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import math
 import re
@@ -55,6 +56,21 @@ BLOCK_RE = re.compile(
 def load(name: str) -> dict[str, Any]:
     """The JSON file ``docs/results/<name>``."""
     return json.loads((RESULTS / name).read_text(encoding="utf-8"))
+
+
+@cache
+def _shipped_as() -> dict[str, str]:
+    """Policy id -> the name its file ships under now (docs/results/policies.csv)."""
+    with open(RESULTS / "policies.csv", newline="", encoding="utf-8") as fh:
+        return {row["id"]: row["shipped_as"] for row in csv.DictReader(fh) if row["shipped_as"]}
+
+
+def current_id(agent: str) -> str:
+    """``agent``'s id under the name its file ships under now (``block-partnership@f018eba4``
+    -> ``block-partnership-stage1@f018eba4``), so that one file is one row whatever name a
+    result recorded; other agents as given."""
+    name = _shipped_as().get(agent)
+    return f"{name}@{agent.rsplit('@', 1)[1]}" if name else agent
 
 
 def signed(x: float, digits: int = 2) -> str:
@@ -643,12 +659,10 @@ BENCH_VARIANTS["benchmark-2p-match"] = [  # block-2p was not scored there; the m
 ]
 for form in ("", "-hd", "-match"):
     BENCH_VARIANTS[f"benchmark-partnership{form}"] = [
+        ("block-partnership", f"benchmark/block-partnership{form}-v1/{BPN}.json"),
         ("block-partnership-stage1", f"benchmark/block-partnership{form}-v1/{BP}.json"),
         ("rules", f"benchmark/block-partnership{form}-v1/rules.json"),
     ]
-BENCH_VARIANTS["benchmark-partnership-hd"].insert(  # the shipped one, scored on this task only
-    0, ("block-partnership", f"benchmark/block-partnership-hd-v1/{BPN}.json")
-)
 
 
 def benchmark_scores(agents: list[tuple[str, str]]) -> str:
@@ -658,7 +672,7 @@ def benchmark_scores(agents: list[tuple[str, str]]) -> str:
     data = [load(f) for _, f in agents]
     keys: list[tuple[str, str]] = []  # (opponent, lineup), in the order the files give them
     for d in data:
-        keys += [(r["opponent"], r["lineup"]) for r in d["rows"]]
+        keys += [(current_id(r["opponent"]), r["lineup"]) for r in d["rows"]]
     keys = list(dict.fromkeys(keys))
     by_lineup = len({lineup for _, lineup in keys}) > 1
     in_matches = any(r.get("match_win") for d in data for r in d["rows"])
@@ -667,7 +681,8 @@ def benchmark_scores(agents: list[tuple[str, str]]) -> str:
         cells = [opp, lineup] if by_lineup else [opp]
         for d in data:
             row = next(
-                (r for r in d["rows"] if (r["opponent"], r["lineup"]) == (opp, lineup)), None
+                (r for r in d["rows"] if (current_id(r["opponent"]), r["lineup"]) == (opp, lineup)),
+                None,
             )
             if row is None:
                 cells.append("–")

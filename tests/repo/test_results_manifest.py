@@ -205,6 +205,46 @@ def test_the_row_tool_lists_only_the_files_the_manifest_lacks(
     assert leaderboard_rows.add_to_manifest("block-2p-v1", commit) == []  # nothing twice
 
 
+@pytest.mark.parametrize(
+    "file",
+    [
+        "benchmark/block-partnership-hd-v1/block-partnership@6e8217f3.json",
+        "4p/partnership_long@6e8217f3_vs_pimc-20_seed131000000_4000h.json",
+        "ladders/ladder_partnership_hd_block-partnership@6e8217f3_seed134000000_400h.json",
+    ],
+)
+def test_the_manifest_row_tool_reads_a_row_from_its_file(file: str) -> None:
+    """What a file records (kind, players, agents with a search preset named by its network,
+    labels, lineup, seed, hands) is read back as its row holds it."""
+    import manifest_row
+
+    (row,) = [r for r in MANIFEST if r["file"] == file]
+    made = manifest_row.manifest_row(file, row["commit"], row["note"], row["command"])
+    recorded = {"kind", "players", "agents", "labels", "lineup", "seed", "hands"}
+    assert {k: made.get(k, "") for k in recorded} == {k: row[k] for k in recorded}
+    assert made["command"] == row["command"] and made["rerun"].startswith("not re-run (")
+
+
+def test_the_manifest_row_tool_appends_one_line_and_refuses_a_listed_file(
+    tmp_path: Path,
+) -> None:
+    import manifest_row
+
+    file = "benchmark/block-partnership-hd-v1/block-partnership@6e8217f3.json"
+    lines = (RESULTS / "manifest.csv").read_text(encoding="utf-8").splitlines(keepends=True)
+    (dropped,) = [i for i, line in enumerate(lines) if line.startswith(file + ",")]
+    kept = lines[:dropped] + lines[dropped + 1 :]
+    manifest = tmp_path / "manifest.csv"
+    manifest.write_text("".join(kept), encoding="utf-8")
+    note = MANIFEST[dropped - 1]["note"]  # the header is line 0; the file records its command
+    manifest_row.append(manifest_row.manifest_row(file, "3daa1eb", note), manifest)
+    assert manifest.read_text(encoding="utf-8") == "".join(kept + [lines[dropped]])
+    with pytest.raises(ValueError, match="already in manifest.csv"):
+        manifest_row.append(manifest_row.manifest_row(file, "3daa1eb", note), manifest)
+    with pytest.raises(ValueError, match="is not under one of"):
+        manifest_row.kind_of("elsewhere/x.json")
+
+
 def test_the_docs_tables_are_what_the_script_renders() -> None:
     stale = results_tables.stale()
     assert not stale, (
@@ -234,6 +274,18 @@ def test_pooled_margin_averages_means_and_combines_errors() -> None:
     # block-2p vs PIMC-100 on the two fresh 8,000-hand sets: the README's +0.26 [+0.17, +0.34]
     names = [f for _, f, _ in results_tables.INFOSTATE[:2]]
     assert results_tables.pooled(names) == "+0.26 [+0.17, +0.34]"
+
+
+def test_a_file_is_one_row_of_a_table_whatever_name_a_result_recorded() -> None:
+    """Ids move to the name their file ships under now; bots and current names stay."""
+    assert results_tables.current_id("block-partnership@f018eba4") == (
+        "block-partnership-stage1@f018eba4"
+    )
+    assert results_tables.current_id("block-partnership@0f2fe29b") == (
+        "block-partnership-scratch@0f2fe29b"
+    )
+    for same in ("block-partnership@6e8217f3", "block-4p@34e65c11", "rules", "pimc-20"):
+        assert results_tables.current_id(same) == same
 
 
 MENTION_RE = re.compile(r"docs/results/[\w@.+/-]+\.(?:json|csv)")
