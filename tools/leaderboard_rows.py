@@ -23,6 +23,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from manifest_row import append as append_row  # noqa: E402
+
 from block_env.benchmark.algorithms import ALGORITHMS  # noqa: E402
 from block_env.benchmark.tasks import get_task  # noqa: E402
 
@@ -92,15 +94,13 @@ def manifest_row(file: str, commit: str) -> dict[str, str]:
 def add_to_manifest(task: str, commit: str) -> list[str]:
     """List the task's row files that the manifest lacks; returns their names."""
     with open(MANIFEST, newline="", encoding="utf-8") as fh:
-        reader = csv.DictReader(fh)
-        columns, listed = list(reader.fieldnames or []), {row["file"] for row in reader}
+        listed = {row["file"] for row in csv.DictReader(fh)}
     files = sorted(
         p.relative_to(RESULTS).as_posix() for p in (RESULTS / "leaderboard" / task).glob("*.json")
     )
     new = [f for f in files if f not in listed]
-    with open(MANIFEST, "a", newline="", encoding="utf-8") as fh:
-        writer = csv.DictWriter(fh, columns, restval="", lineterminator="\n")
-        writer.writerows(manifest_row(f, commit) for f in new)
+    for file in new:
+        append_row(manifest_row(file, commit), MANIFEST)
     return new
 
 
