@@ -13,15 +13,16 @@ played, and among moves the network likes, the solved deals decide. ``weight=0``
 (ties aside), a large weight the network's greedy move.
 
 ``block-2p-search`` (``agents.make("block-2p-search")``) is the preset for 2 players: the
-``block-2p-plain`` network (the plain-observation block-2p that shipped before the
-information-state one), 50 worlds and weight 2, chosen against that network on 2,000 hands
-of duplicate deals (weights 0.5 to 8, 50 and 100 worlds), with a node budget that keeps
-every decision under 100 ms on one core. On fresh deals it is level with both that network
-and PIMC-100 (docs/ladder.md, "Search at play time"): a tool, not yet a stronger player.
+``block-2p-plain`` network (the default training run, on the plain observation; block-2p
+is it widened to the information state and fine-tuned), 50 worlds and weight 2, chosen
+against that network on 2,000 hands of duplicate deals (weights 0.5 to 8, 50 and 100
+worlds), with a node budget that keeps every decision under 100 ms on one core. On fresh
+deals it is level with both that network and PIMC-100 (docs/ladder.md, "Search at play
+time"): a tool, not yet a stronger player.
 
 ``block-partnership-search`` is the preset for partnership: the ``block-partnership-stage1``
-network (block-partnership's first stage, shipped as block-partnership until the second
-stage took the name) beside the 20 worlds of the PIMC-20 it plays against, weight 1. There
+network (the first of block-partnership's two training stages) beside the 20 worlds of the
+PIMC-20 it plays against, weight 1. There
 the search and the network err apart enough that two copies beat two PIMC-20, where two
 networks alone lose, and one beside a PIMC-20 partner beats two PIMC-20 by a third of a
 point a hand (docs/strength.md, "Search at play time: block-partnership-search").
