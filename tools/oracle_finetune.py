@@ -9,7 +9,11 @@ the target instead: the actor is fitted by cross-entropy to
 softmax(initial log-probabilities + labels / temperature) over the legal moves, the policy
 whose greedy move is the one ``agents.guided`` plays at weight = temperature (a one-step
 policy improvement, as in expert iteration), so moves the labels find close stay as the
-initial policy played them. Reports, on a held-out tenth of the hands,
+initial policy played them. ``--label-net FILE`` replaces the labels by a network's
+logits: fitted first without ``--prior`` at temperature 1 to noisy labels (one true deal
+each), a network estimates each move's mean value over all the decisions like this one,
+and a ``--prior`` fit to its estimates is that policy step with the label noise averaged
+out. Reports, on a held-out tenth of the hands,
 the mean regret (points the greedy move loses against the best move of the true deal) before
 and after.
 
@@ -58,6 +62,17 @@ def regret_of(pick: torch.Tensor, mask: torch.Tensor, values: torch.Tensor) -> f
 
 
 @torch.no_grad()
+def net_labels(
+    model: Any, obs: torch.Tensor, mask: torch.Tensor, batch: int = 65536
+) -> torch.Tensor:
+    """``model``'s logits on each observation, 0 on the illegal moves: the labels a network
+    fitted by this tool without ``--prior`` at temperature 1 gives (its estimate of the
+    labels' values in points, averaged over every decision like this one)."""
+    out = torch.cat([model.logits(obs[i : i + batch]) for i in range(0, len(obs), batch)])
+    return out.masked_fill(~mask, 0.0)
+
+
+@torch.no_grad()
 def regret(model: Any, obs: torch.Tensor, mask: torch.Tensor, values: torch.Tensor) -> float:
     """``regret_of`` the model's greedy moves."""
     return regret_of(model.logits(obs).masked_fill(~mask, -1e30).argmax(1), mask, values)
@@ -78,6 +93,11 @@ def main() -> None:
         action="store_true",
         help="fit softmax(initial log-probabilities + labels / temperature) by cross-entropy",
     )
+    p.add_argument(
+        "--label-net",
+        help="label each decision with this policy file's logits instead of the data's labels "
+        "(a network this tool fitted without --prior at temperature 1: denoised values)",
+    )
     a = p.parse_args()
     if a.temperature <= 0 or a.epochs < 0 or a.lr <= 0 or a.batch < 1:
         p.error("--temperature and --lr must be > 0, --epochs >= 0 and --batch >= 1")
@@ -86,6 +106,8 @@ def main() -> None:
     obs = torch.from_numpy(np.concatenate([d["obs"] for d in parts]))
     mask = torch.from_numpy(np.concatenate([d["mask"] for d in parts]))
     labels = torch.from_numpy(np.nan_to_num(np.concatenate([d["values"] for d in parts])))
+    if a.label_net:
+        labels = net_labels(read_policy_file(a.label_net).model, obs, mask)
     exact = "oracle_values" if all("oracle_values" in d for d in parts) else "values"
     values = torch.from_numpy(np.nan_to_num(np.concatenate([d[exact] for d in parts])))
     n = len(obs)
@@ -132,7 +154,12 @@ def main() -> None:
             f"{regret(model, *v):.3f}",
             flush=True,
         )
-    meta = {"oracle_data": [str(f) for f in a.data], "prior": a.prior, "temperature": a.temperature}
+    meta = {
+        "oracle_data": [str(f) for f in a.data],
+        "prior": a.prior,
+        "temperature": a.temperature,
+        "label_net": a.label_net,
+    }
     save_policy(a.out, model, meta=meta, game=pf.game)
     print(f"-> {a.out}")
 

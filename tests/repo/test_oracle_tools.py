@@ -131,3 +131,42 @@ def test_fit_to_the_improved_policy_lowers_its_loss(labelled, tmp_path, monkeypa
 
     meta = read_policy_file(str(out)).meta
     assert meta["prior"] is True and meta["temperature"] == 1.0
+
+
+def test_net_labels_are_the_networks_logits_on_the_legal_moves(labelled) -> None:
+    import agents
+
+    model = agents.load("block-partnership").model
+    obs, mask = torch.from_numpy(labelled["obs"]), torch.from_numpy(labelled["mask"])
+    got = oracle_finetune.net_labels(model, obs, mask, batch=5)  # several batches
+    with torch.no_grad():
+        whole = model.logits(obs)
+    assert torch.allclose(got[mask], whole[mask], atol=1e-5)  # batches round apart
+    assert (got[~mask] == 0).all() and (whole[~mask] != 0).any()
+
+
+def test_prior_fit_to_a_label_net_targets_its_values(labelled, tmp_path, monkeypatch) -> None:
+    """With --label-net, the --prior target tilts the prior by the network's logits, not by
+    the data's labels."""
+    import agents
+
+    data = tmp_path / "d.npz"
+    np.savez(data, **labelled)
+    out = tmp_path / "p.pt"
+    seen = []
+    real = oracle_finetune.improved_policy
+    monkeypatch.setattr(
+        oracle_finetune,
+        "improved_policy",
+        lambda lg, lb, m, t: seen.append(lb) or real(lg, lb, m, t),
+    )
+    argv = ["oracle_finetune.py", str(data), "--out", str(out), "--epochs", "1", "--prior"]
+    monkeypatch.setattr(sys, "argv", [*argv, "--label-net", "block-partnership-stage1"])
+    oracle_finetune.main()
+    obs, mask = torch.from_numpy(labelled["obs"]), torch.from_numpy(labelled["mask"])
+    expected = oracle_finetune.net_labels(agents.load("block-partnership-stage1").model, obs, mask)
+    assert len(seen) == 1 and torch.allclose(seen[0], expected, atol=1e-5)
+    assert not torch.allclose(expected, torch.from_numpy(np.nan_to_num(labelled["values"])))
+    from agents.policy_files import read_policy_file
+
+    assert read_policy_file(str(out)).meta["label_net"] == "block-partnership-stage1"
