@@ -22,10 +22,10 @@ time"): a tool, not yet a stronger player.
 
 ``block-partnership-search`` is the preset for partnership: the ``block-partnership-stage1``
 network (the first of block-partnership's two training stages) beside the 20 worlds of the
-PIMC-20 it plays against, weight 1. There
-the search and the network err apart enough that two copies beat two PIMC-20, where two
-networks alone lose, and one beside a PIMC-20 partner beats two PIMC-20 by a third of a
-point a hand (docs/strength.md, "Search at play time: block-partnership-search").
+PIMC-20 it plays against, weight 1. There the search and the network err apart enough that
+two copies beat two PIMC-20, where two networks alone lose, and one beside a PIMC-20
+partner beats two PIMC-20 by a third of a point a hand (docs/strength.md, "Search at play
+time: block-partnership-search").
 """
 
 from __future__ import annotations
