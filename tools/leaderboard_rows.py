@@ -24,6 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from manifest_row import append as append_row  # noqa: E402
+from results_tables import recorded  # noqa: E402
 
 from block_env.benchmark.algorithms import ALGORITHMS  # noqa: E402
 from block_env.benchmark.tasks import get_task  # noqa: E402
@@ -84,9 +85,8 @@ def manifest_row(file: str, commit: str) -> dict[str, str]:
     note += " of wall time, scored on the held-out deals"
     if data["nash_conv"] is not None:
         note += ", exact NashConv"
-    players = get_task(data["task"]["id"]).num_players
-    row = {"file": file, "kind": "leaderboard", "players": str(players), "agents": name}
-    row |= {"labels": name, "seed": str(data["seed"]), "command": data["command"]}
+    row = {"file": file, "kind": "leaderboard", "agents": name, **recorded("leaderboard", data)}
+    row["command"] = data["command"]
     row |= {"commit": commit, "content_commit": commit, "rerun": "not re-run", "note": note}
     return row
 
