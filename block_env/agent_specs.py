@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import ast
 import inspect
+import re
 from collections.abc import Callable
 from typing import Any
 
 from block_env.config import BlockConfig
 
-ALIASES: dict[str, str] = {"pimc-20": "pimc:worlds=20", "pimc-100": "pimc:worlds=100"}
+_PIMC_ALIAS = re.compile(r"pimc-(\d+)")  # "pimc-N" stands for "pimc:worlds=N"
 __all__ = [
-    "ALIASES",
     "FIT_KEYS",
     "SCORE_KEYS",
     "SET_KEYS",
@@ -71,9 +71,11 @@ def plain_observation(observation: dict[str, Any], dim: int) -> dict[str, Any]:
 
 
 def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
-    """``"name:key=value,key=value"`` -> (name, kwargs); aliases such as ``"pimc-20"`` are
-    expanded first. Values are Python literals where they parse, strings otherwise."""
-    spec = ALIASES.get(spec, spec)
+    """``"name:key=value,key=value"`` -> (name, kwargs); aliases (``"pimc-N"``, PIMC with N
+    worlds) are expanded first. Values are Python literals where they parse, strings
+    otherwise."""
+    pimc = _PIMC_ALIAS.fullmatch(spec)
+    spec = f"pimc:worlds={int(pimc[1])}" if pimc else spec
     name, _, rest = spec.partition(":")
     kwargs: dict[str, Any] = {}
     if not rest:

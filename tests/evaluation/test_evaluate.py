@@ -144,7 +144,12 @@ def test_bad_arguments_raise() -> None:
 def test_parse_spec_and_aliases() -> None:
     assert parse_spec("pimc:worlds=20,budget=0.05") == ("pimc", {"worlds": 20, "budget": 0.05})
     assert parse_spec("pimc-20") == ("pimc", {"worlds": 20})
+    assert parse_spec("pimc-7") == ("pimc", {"worlds": 7})  # any number of worlds
+    assert parse_spec("pimc-7.pt") == ("pimc-7.pt", {})  # a policy file, not the alias
     assert parse_spec("greedy") == ("greedy", {})
+    assert build_agent("pimc-3", seed=0).worlds == 3
+    with pytest.raises(SetupError, match="worlds=0 is not allowed"):
+        build_agent("pimc-0")
     with pytest.raises(ValueError, match="key=value"):
         parse_spec("pimc:20")
 
