@@ -1,0 +1,87 @@
+"""tools/rerun_results.py: which rows it re-runs, how it judges a re-run, and that recording
+touches only the identical rows' lines."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tools"))
+
+import rerun_results  # noqa: E402
+
+COLUMNS = ["file", "kind", "agents", "hands", "command", "rerun", "note"]
+EVAL = "python -m block_env.evaluate random greedy --hands 20 --seed 3 --json {out}"
+
+
+def row(file: str, command: str, kind: str = "evaluate", agents: str = "random;greedy") -> dict:
+    return dict(zip(COLUMNS, [file, kind, agents, "20", command, "not re-run", "a note"]))
+
+
+def test_chosen_rows_keep_plain_evaluations_within_the_filters() -> None:
+    rows = [
+        row("a.json", EVAL.format(out="a.json")),
+        row("b.json", EVAL.format(out="b.json"), agents="pimc-20;rules"),
+        row("c.json", EVAL.format(out="c.json"), kind="ladder"),
+        row("d.json", "python train.py && cp runs/2p/eval.json d.json"),
+        row("e.json", "python -m block_env.evaluate random greedy --hands 20"),  # no --json
+    ]
+    chosen = rerun_results.chosen_rows(rows, "evaluate", "pimc", 10**9)
+    assert [r["file"] for r in chosen] == ["a.json"]
+    assert rerun_results.chosen_rows(rows, "evaluate", "pimc", 10) == []  # 20 hands > 10
+
+
+@pytest.fixture
+def listed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict:
+    """A manifest in tmp_path listing one small evaluation written by its own command."""
+    out = tmp_path / "2p" / "random_vs_greedy.json"
+    out.parent.mkdir()
+    command = EVAL.format(out=out)
+    subprocess.run([sys.executable, *command.split()[1:]], cwd=ROOT, check=True)
+    monkeypatch.setattr(rerun_results, "MANIFEST", tmp_path / "manifest.csv")
+    return row("2p/random_vs_greedy.json", command)
+
+
+def test_a_rerun_of_an_untouched_file_is_identical(listed: dict, tmp_path: Path) -> None:
+    assert rerun_results.rerun(listed, tmp_path) == "identical"
+
+
+def test_a_changed_figure_is_reported(listed: dict, tmp_path: Path) -> None:
+    path = tmp_path / listed["file"]
+    data = json.loads(path.read_text())
+    data["stats"][0]["margin"]["mean"] += 0.01
+    data["seconds"] += 5.0  # a wall time is not a figure
+    path.write_text(json.dumps(data))
+    assert rerun_results.rerun(listed, tmp_path) == "different: stats"
+
+
+def test_a_command_naming_an_absent_policy_is_not_run(tmp_path: Path) -> None:
+    command = "python -m block_env.evaluate no-such@0000.pt rules --hands 20 --json x.json"
+    assert rerun_results.rerun(row("x.json", command), tmp_path) == "missing: no-such@0000.pt"
+
+
+def test_record_rewrites_only_the_identical_rows(tmp_path: Path) -> None:
+    manifest = tmp_path / "manifest.csv"
+    out = io.StringIO()
+    writer = csv.DictWriter(out, COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    for name in ("a.json", "b.json"):
+        writer.writerow(row(name, EVAL.format(out=name)))
+    quoted = '"c.json",evaluate,rules,20,"python x",not re-run,"quoted though it need not be"\n'
+    before = out.getvalue() + quoted
+    manifest.write_text(before)
+    results = {"a.json": "identical", "b.json": "different: stats", "c.json": "identical"}
+    assert rerun_results.record(results, "abc1234", manifest) == 2
+    after = manifest.read_text().splitlines(keepends=True)
+    lines = before.splitlines(keepends=True)
+    assert after[2] == lines[2]  # b.json differed: left as it was
+    assert after[1] == lines[1].replace("not re-run", "identical at abc1234")
+    assert next(csv.reader([after[3]]))[5] == "identical at abc1234"
+    assert rerun_results.record(results, "abc1234", manifest) == 0  # nothing twice

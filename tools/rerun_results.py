@@ -1,0 +1,127 @@
+"""Re-run the result files that ``docs/results/manifest.csv`` lists and say whether the code
+of this checkout writes the same figures, bit for bit.
+
+Each chosen row's command is run as written, but with its ``--json`` output sent to a
+scratch folder; the new file's figures (``stats``, ``hands``, ``deals``, ``matches``,
+``lineup``) are compared with the listed file's. Wall times and worker counts are not
+figures. A row whose command names a file this checkout lacks (a checkpoint that was not
+kept) is reported as ``missing`` and not run. With ``--record COMMIT`` the ``rerun`` column
+of every identical row becomes ``identical at COMMIT``; nothing else in the manifest
+changes.
+
+    python tools/rerun_results.py --skip "pimc|search|omniscient" --record 1a2b3c4
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import re
+import shlex
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+MANIFEST = ROOT / "docs" / "results" / "manifest.csv"
+FIGURES = ("stats", "hands", "deals", "matches", "lineup")
+
+
+def chosen_rows(
+    rows: list[dict[str, str]], kind: str, skip: str, max_hands: int
+) -> list[dict[str, str]]:
+    """The rows of ``kind`` whose command is ``python -m block_env.evaluate ... --json F``,
+    with no agent matching the regex ``skip`` and at most ``max_hands`` hands."""
+    out = []
+    for row in rows:
+        args = shlex.split(row["command"])
+        if row["kind"] != kind or args[:3] != ["python", "-m", "block_env.evaluate"]:
+            continue
+        if "--json" not in args or "&&" in args or int(row["hands"] or 0) > max_hands:
+            continue
+        if skip and re.search(skip, row["agents"]):
+            continue
+        out.append(row)
+    return out
+
+
+def missing_file(args: list[str]) -> str | None:
+    """The first argument that names a ``.pt`` file this checkout lacks, if any."""
+    for arg in args:
+        if arg.endswith(".pt") and not (ROOT / arg).exists():
+            return arg
+    return None
+
+
+def rerun(row: dict[str, str], scratch: Path) -> str:
+    """``identical``, ``different: <fields>``, ``missing: <file>`` or ``failed: <error>``."""
+    args = shlex.split(row["command"])
+    args[0] = sys.executable  # "python": this checkout's interpreter
+    args[args.index("--json") + 1] = str(scratch / "rerun.json")
+    absent = missing_file(args)
+    if absent:
+        return f"missing: {absent}"
+    done = subprocess.run(args, cwd=ROOT, capture_output=True, text=True)
+    if done.returncode:
+        return f"failed: {done.stderr.strip().splitlines()[-1] if done.stderr.strip() else ''}"
+    listed = json.loads((MANIFEST.parent / row["file"]).read_text(encoding="utf-8"))
+    fresh = json.loads((scratch / "rerun.json").read_text(encoding="utf-8"))
+    differ = [k for k in FIGURES if listed.get(k) != fresh.get(k)]
+    return f"different: {', '.join(differ)}" if differ else "identical"
+
+
+def record(results: dict[str, str], commit: str, manifest: Path = MANIFEST) -> int:
+    """Set the ``rerun`` column of the identical rows, every other line left byte for byte
+    as it was (a row is one line); returns how many rows changed."""
+    lines = manifest.read_text(encoding="utf-8").splitlines(keepends=True)
+    columns = next(csv.reader(lines[:1]))
+    changed = 0
+    for i, line in enumerate(lines[1:], 1):
+        row = dict(zip(columns, next(csv.reader([line]))))
+        mark = f"identical at {commit}"
+        if results.get(row["file"]) == "identical" and row["rerun"] != mark:
+            row["rerun"] = mark
+            out = io.StringIO()
+            csv.DictWriter(out, columns, lineterminator="\n").writerow(row)
+            lines[i], changed = out.getvalue(), changed + 1
+    manifest.write_text("".join(lines), encoding="utf-8")
+    return changed
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--kind", default="evaluate", help="the manifest kind to re-run")
+    p.add_argument("--skip", default="", help="leave out rows with an agent matching this regex")
+    p.add_argument("--max-hands", type=int, default=10**9, help="leave out larger rows")
+    p.add_argument("--record", metavar="COMMIT", help="mark identical rows 'identical at COMMIT'")
+    a = p.parse_args(argv)
+    with open(MANIFEST, newline="", encoding="utf-8") as fh:
+        rows = chosen_rows(list(csv.DictReader(fh)), a.kind, a.skip, a.max_hands)
+    total_hands = sum(int(r["hands"] or 0) for r in rows) or 1
+    results: dict[str, str] = {}
+    start, hands_done = time.monotonic(), 0
+    with tempfile.TemporaryDirectory() as scratch:
+        for i, row in enumerate(rows, 1):
+            results[row["file"]] = rerun(row, Path(scratch))
+            hands_done += int(row["hands"] or 0)
+            elapsed = time.monotonic() - start
+            eta = elapsed * (total_hands - hands_done) / max(hands_done, 1)
+            print(
+                f"[{i}/{len(rows)} {elapsed:.0f} s, ETA {eta:.0f} s] {results[row['file']]}: "
+                f"{row['file']}",
+                flush=True,
+            )
+    bad = {f: r for f, r in results.items() if r.startswith(("different", "failed"))}
+    counts = {k: sum(r.startswith(k) for r in results.values()) for k in ("identical", "missing")}
+    print(f"{counts['identical']} identical, {counts['missing']} missing, {len(bad)} not")
+    if a.record:
+        print(f"marked {record(results, a.record)} rows 'identical at {a.record}'")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
