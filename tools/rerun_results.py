@@ -3,11 +3,11 @@ of this checkout writes the same figures, bit for bit.
 
 Each chosen row's command is run as written, but with its ``--json`` output sent to a
 scratch folder; the new file's figures (``stats``, ``hands``, ``deals``, ``matches``,
-``lineup``) are compared with the listed file's. Wall times and worker counts are not
-figures. A row whose command names a file this checkout lacks (a checkpoint that was not
-kept) is reported as ``missing`` and not run. With ``--record COMMIT`` the ``rerun`` column
-of every identical row becomes ``identical at COMMIT``; nothing else in the manifest
-changes.
+``lineup``) are compared with the listed file's. Wall times, worker counts and the agents'
+labels are not figures. A row whose command names a file this checkout lacks (a checkpoint
+that was not kept) is reported as ``missing`` and not run. With ``--record COMMIT`` the
+``rerun`` column of every identical row becomes ``identical at COMMIT``; nothing else in
+the manifest changes.
 
     python tools/rerun_results.py --skip "pimc|search|omniscient" --record 1a2b3c4
 """
@@ -57,6 +57,14 @@ def missing_file(args: list[str]) -> str | None:
     return None
 
 
+def figures(result: dict, key: str) -> object:
+    """``result[key]``, with the agents' names taken out of ``stats``: a name is the label
+    the command gave (a shipped name, or the path of a checkpoint since renamed)."""
+    if key != "stats":
+        return result.get(key)
+    return [{k: v for k, v in agent.items() if k != "name"} for agent in result.get(key, [])]
+
+
 def rerun(row: dict[str, str], scratch: Path) -> str:
     """``identical``, ``different: <fields>``, ``missing: <file>`` or ``failed: <error>``."""
     args = shlex.split(row["command"])
@@ -70,7 +78,7 @@ def rerun(row: dict[str, str], scratch: Path) -> str:
         return f"failed: {done.stderr.strip().splitlines()[-1] if done.stderr.strip() else ''}"
     listed = json.loads((MANIFEST.parent / row["file"]).read_text(encoding="utf-8"))
     fresh = json.loads((scratch / "rerun.json").read_text(encoding="utf-8"))
-    differ = [k for k in FIGURES if listed.get(k) != fresh.get(k)]
+    differ = [k for k in FIGURES if figures(listed, k) != figures(fresh, k)]
     return f"different: {', '.join(differ)}" if differ else "identical"
 
 

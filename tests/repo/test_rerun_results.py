@@ -51,6 +51,11 @@ def listed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict:
 
 def test_a_rerun_of_an_untouched_file_is_identical(listed: dict, tmp_path: Path) -> None:
     assert rerun_results.rerun(listed, tmp_path) == "identical"
+    path = tmp_path / listed["file"]
+    data = json.loads(path.read_text())
+    data["stats"][0]["name"] = data["agents"][0] = "runs/old/checkpoint.pt"  # renamed since
+    path.write_text(json.dumps(data))
+    assert rerun_results.rerun(listed, tmp_path) == "identical"
 
 
 def test_a_changed_figure_is_reported(listed: dict, tmp_path: Path) -> None:
@@ -58,6 +63,7 @@ def test_a_changed_figure_is_reported(listed: dict, tmp_path: Path) -> None:
     data = json.loads(path.read_text())
     data["stats"][0]["margin"]["mean"] += 0.01
     data["seconds"] += 5.0  # a wall time is not a figure
+    data["stats"][1]["name"] = "runs/old/checkpoint.pt"  # nor is a label
     path.write_text(json.dumps(data))
     assert rerun_results.rerun(listed, tmp_path) == "different: stats"
 
