@@ -4,10 +4,12 @@ of this checkout writes the same figures, bit for bit.
 Each chosen row's command is run as written, but with its ``--json`` output sent to a
 scratch folder; the new file's figures (``stats``, ``hands``, ``deals``, ``matches``,
 ``lineup``) are compared with the listed file's. Wall times, worker counts and the agents'
-labels are not figures. A row whose command names a file this checkout lacks (a checkpoint
+labels are not figures. A policy file the command names by its id (``block-3p@8760d310.pt``)
+that the checkout lacks is taken from the source ``docs/results/policies.csv`` gives for it
+(the git history, or the file's path); a row naming a file with no such source (a checkpoint
 that was not kept) is reported as ``missing`` and not run. With ``--record COMMIT`` the
-``rerun`` column of every identical row becomes ``identical at COMMIT``; nothing else in
-the manifest changes.
+``rerun`` column of every identical row becomes ``identical at COMMIT``; nothing else in the
+manifest changes.
 
     python tools/rerun_results.py --skip "pimc|search|omniscient" --record 1a2b3c4
 """
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import hashlib
 import io
 import json
 import re
@@ -32,12 +35,15 @@ FIGURES = ("stats", "hands", "deals", "matches", "lineup")
 
 
 def chosen_rows(
-    rows: list[dict[str, str]], kind: str, skip: str, max_hands: int
+    rows: list[dict[str, str]], kind: str, skip: str, max_hands: int, files: str = ""
 ) -> list[dict[str, str]]:
     """The rows of ``kind`` whose command is ``python -m block_env.evaluate ... --json F``,
-    with no agent matching the regex ``skip`` and at most ``max_hands`` hands."""
+    with no agent matching the regex ``skip``, at most ``max_hands`` hands, and a file
+    matching the regex ``files``."""
     out = []
     for row in rows:
+        if files and not re.search(files, row["file"]):
+            continue
         args = shlex.split(row["command"])
         if row["kind"] != kind or args[:3] != ["python", "-m", "block_env.evaluate"]:
             continue
@@ -49,11 +55,36 @@ def chosen_rows(
     return out
 
 
-def missing_file(args: list[str]) -> str | None:
-    """The first argument that names a ``.pt`` file this checkout lacks, if any."""
-    for arg in args:
+def from_source(name: str, scratch: Path) -> Path | None:
+    """A policy file named ``<id>.pt`` that the checkout lacks, written to ``scratch`` from
+    the source ``docs/results/policies.csv`` gives for ``<id>`` (``git show C:path``, or a
+    path in the checkout) and checked against its sha256; None where there is none."""
+    with open(MANIFEST.parent / "policies.csv", newline="", encoding="utf-8") as fh:
+        policy = {p["id"]: p for p in csv.DictReader(fh)}.get(name.removesuffix(".pt"))
+    if policy is None:
+        return None
+    source = policy["source"]
+    if source.startswith("git show "):
+        done = subprocess.run(["git", "show", source[9:]], cwd=ROOT, capture_output=True)
+        data = None if done.returncode else done.stdout
+    else:
+        data = (ROOT / source).read_bytes() if (ROOT / source).is_file() else None
+    if data is None or hashlib.sha256(data).hexdigest() != policy["sha256"]:
+        return None
+    out = scratch / name
+    out.write_bytes(data)
+    return out
+
+
+def resolve_files(args: list[str], scratch: Path) -> str | None:
+    """Point every ``.pt`` argument the checkout lacks at its copy from its source, in place;
+    returns the first one that has none."""
+    for i, arg in enumerate(args):
         if arg.endswith(".pt") and not (ROOT / arg).exists():
-            return arg
+            found = from_source(arg, scratch)
+            if found is None:
+                return arg
+            args[i] = str(found)
     return None
 
 
@@ -70,7 +101,7 @@ def rerun(row: dict[str, str], scratch: Path) -> str:
     args = shlex.split(row["command"])
     args[0] = sys.executable  # "python": this checkout's interpreter
     args[args.index("--json") + 1] = str(scratch / "rerun.json")
-    absent = missing_file(args)
+    absent = resolve_files(args, scratch)
     if absent:
         return f"missing: {absent}"
     done = subprocess.run(args, cwd=ROOT, capture_output=True, text=True)
@@ -105,10 +136,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--kind", default="evaluate", help="the manifest kind to re-run")
     p.add_argument("--skip", default="", help="leave out rows with an agent matching this regex")
     p.add_argument("--max-hands", type=int, default=10**9, help="leave out larger rows")
+    p.add_argument("--file", default="", help="only the files matching this regex")
     p.add_argument("--record", metavar="COMMIT", help="mark identical rows 'identical at COMMIT'")
     a = p.parse_args(argv)
     with open(MANIFEST, newline="", encoding="utf-8") as fh:
-        rows = chosen_rows(list(csv.DictReader(fh)), a.kind, a.skip, a.max_hands)
+        rows = chosen_rows(list(csv.DictReader(fh)), a.kind, a.skip, a.max_hands, a.file)
     total_hands = sum(int(r["hands"] or 0) for r in rows) or 1
     results: dict[str, str] = {}
     start, hands_done = time.monotonic(), 0

@@ -4,6 +4,7 @@ touches only the identical rows' lines."""
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import json
 import subprocess
@@ -36,6 +37,7 @@ def test_chosen_rows_keep_plain_evaluations_within_the_filters() -> None:
     chosen = rerun_results.chosen_rows(rows, "evaluate", "pimc", 10**9)
     assert [r["file"] for r in chosen] == ["a.json"]
     assert rerun_results.chosen_rows(rows, "evaluate", "pimc", 10) == []  # 20 hands > 10
+    assert rerun_results.chosen_rows(rows, "evaluate", "", 10**9, files="^b") == [rows[1]]
 
 
 @pytest.fixture
@@ -91,3 +93,25 @@ def test_record_rewrites_only_the_identical_rows(tmp_path: Path) -> None:
     assert after[1] == lines[1].replace("not re-run", "identical at abc1234")
     assert next(csv.reader([after[3]]))[5] == "identical at abc1234"
     assert rerun_results.record(results, "abc1234", manifest) == 0  # nothing twice
+
+
+def test_a_policy_named_by_its_id_comes_from_its_source(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    shipped = ROOT / "agents" / "policies" / "block-2p.pt"
+    sha = hashlib.sha256(shipped.read_bytes()).hexdigest()
+    policies = tmp_path / "policies.csv"
+    policies.write_text(
+        "id,sha256,shipped_as,source,note\n"
+        f"old@{sha[:8]},{sha},,git show HEAD:agents/policies/block-2p.pt,a\n"
+        f"bad@{sha[:8]},{'0' * 64},,git show HEAD:agents/policies/block-2p.pt,wrong sha\n"
+        f"path@{sha[:8]},{sha},,agents/policies/block-2p.pt,a path in the checkout\n"
+    )
+    monkeypatch.setattr(rerun_results, "MANIFEST", tmp_path / "manifest.csv")
+    args = ["python", "-m", "block_env.evaluate", f"old@{sha[:8]}.pt", "rules"]
+    assert rerun_results.resolve_files(args, tmp_path) is None
+    assert Path(args[3]).read_bytes() == shipped.read_bytes()
+    assert rerun_results.resolve_files([f"bad@{sha[:8]}.pt"], tmp_path) == f"bad@{sha[:8]}.pt"
+    args = [f"path@{sha[:8]}.pt"]
+    assert rerun_results.resolve_files(args, tmp_path) is None
+    assert Path(args[0]).read_bytes() == shipped.read_bytes()
