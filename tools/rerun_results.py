@@ -8,8 +8,8 @@ labels are not figures. A policy file the command names by its id (``block-3p@87
 that the checkout lacks is taken from the source ``docs/results/policies.csv`` gives for it
 (the git history, or the file's path); a row naming a file with no such source (a checkpoint
 that was not kept) is reported as ``missing`` and not run. With ``--record COMMIT`` the
-``rerun`` column of every identical row becomes ``identical at COMMIT``; nothing else in the
-manifest changes.
+``rerun`` column of each identical row becomes ``identical at COMMIT`` as soon as it is
+found; nothing else in the manifest changes.
 
     python tools/rerun_results.py --skip "pimc|search|omniscient" --record 1a2b3c4
 """
@@ -113,9 +113,11 @@ def rerun(row: dict[str, str], scratch: Path) -> str:
     return f"different: {', '.join(differ)}" if differ else "identical"
 
 
-def record(results: dict[str, str], commit: str, manifest: Path = MANIFEST) -> int:
-    """Set the ``rerun`` column of the identical rows, every other line left byte for byte
-    as it was (a row is one line); returns how many rows changed."""
+def record(results: dict[str, str], commit: str, manifest: Path | None = None) -> int:
+    """Set the ``rerun`` column of the identical rows of ``manifest`` (the project's by
+    default), every other line left byte for byte as it was (a row is one line); returns
+    how many rows changed."""
+    manifest = manifest or MANIFEST
     lines = manifest.read_text(encoding="utf-8").splitlines(keepends=True)
     columns = next(csv.reader(lines[:1]))
     changed = 0
@@ -143,10 +145,12 @@ def main(argv: list[str] | None = None) -> int:
         rows = chosen_rows(list(csv.DictReader(fh)), a.kind, a.skip, a.max_hands, a.file)
     total_hands = sum(int(r["hands"] or 0) for r in rows) or 1
     results: dict[str, str] = {}
-    start, hands_done = time.monotonic(), 0
+    start, hands_done, marked = time.monotonic(), 0, 0
     with tempfile.TemporaryDirectory() as scratch:
         for i, row in enumerate(rows, 1):
             results[row["file"]] = rerun(row, Path(scratch))
+            if a.record:  # row by row, so that a stopped sweep keeps what it found
+                marked += record({row["file"]: results[row["file"]]}, a.record)
             hands_done += int(row["hands"] or 0)
             elapsed = time.monotonic() - start
             eta = elapsed * (total_hands - hands_done) / max(hands_done, 1)
@@ -159,7 +163,7 @@ def main(argv: list[str] | None = None) -> int:
     counts = {k: sum(r.startswith(k) for r in results.values()) for k in ("identical", "missing")}
     print(f"{counts['identical']} identical, {counts['missing']} missing, {len(bad)} not")
     if a.record:
-        print(f"marked {record(results, a.record)} rows 'identical at {a.record}'")
+        print(f"marked {marked} rows 'identical at {a.record}'")
     return 1 if bad else 0
 
 

@@ -115,3 +115,15 @@ def test_a_policy_named_by_its_id_comes_from_its_source(
     args = [f"path@{sha[:8]}.pt"]
     assert rerun_results.resolve_files(args, tmp_path) is None
     assert Path(args[0]).read_bytes() == shipped.read_bytes()
+
+
+def test_the_command_marks_what_it_reran_identically(listed: dict, tmp_path: Path) -> None:
+    manifest = tmp_path / "manifest.csv"
+    out = io.StringIO()
+    writer = csv.DictWriter(out, COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    writer.writerow(listed)
+    manifest.write_text(out.getvalue())
+    assert rerun_results.main(["--record", "abc1234"]) == 0
+    (marked,) = csv.DictReader(io.StringIO(manifest.read_text()))
+    assert marked == {**listed, "rerun": "identical at abc1234"}
