@@ -2,14 +2,14 @@
 of this checkout writes the same figures, bit for bit.
 
 Each chosen row's command is run as written, but with its ``--json`` output sent to a
-scratch folder; the new file's figures (``stats``, ``hands``, ``deals``, ``matches``,
-``lineup``) are compared with the listed file's. Wall times, worker counts and the agents'
-labels are not figures. A policy file the command names by its id (``block-3p@8760d310.pt``)
-that the checkout lacks is taken from the source ``docs/results/policies.csv`` gives for it
-(the git history, or the file's path); a row naming a file with no such source (a checkpoint
-that was not kept) is reported as ``missing`` and not run. With ``--record COMMIT`` the
-``rerun`` column of each identical row becomes ``identical at COMMIT`` as soon as it is
-found; nothing else in the manifest changes.
+scratch folder, and everything the new file reports is compared with the listed file: all
+but the wall time, the notes and the agents' labels. A policy file the command names by its
+id (``block-3p@8760d310.pt``) that the checkout lacks is taken from the source
+``docs/results/policies.csv`` gives for it (the git history, or the file's path); a row
+naming a file with no such source (a checkpoint that was not kept) is reported as
+``missing`` and not run. With ``--record COMMIT`` the ``rerun`` column of each identical row
+becomes ``identical at COMMIT`` as soon as it is found; nothing else in the manifest
+changes.
 
     python tools/rerun_results.py --skip "pimc|search|omniscient" --record 1a2b3c4
 """
@@ -31,7 +31,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 MANIFEST = ROOT / "docs" / "results" / "manifest.csv"
-FIGURES = ("stats", "hands", "deals", "matches", "lineup")
+NOT_FIGURES = ("seconds", "notes", "agents")
 
 
 def chosen_rows(
@@ -88,12 +88,14 @@ def resolve_files(args: list[str], scratch: Path) -> str | None:
     return None
 
 
-def figures(result: dict, key: str) -> object:
-    """``result[key]``, with the agents' names taken out of ``stats``: a name is the label
-    the command gave (a shipped name, or the path of a checkpoint since renamed)."""
-    if key != "stats":
-        return result.get(key)
-    return [{k: v for k, v in agent.items() if k != "name"} for agent in result.get(key, [])]
+def figures(result: dict) -> dict:
+    """What a result file reports: everything but its wall time, notes and the agents'
+    labels (a label is what the command named: a shipped name, or the path of a checkpoint
+    since renamed)."""
+    out = {k: v for k, v in result.items() if k not in NOT_FIGURES}
+    if "stats" in out:
+        out["stats"] = [{k: v for k, v in a.items() if k != "name"} for a in out["stats"]]
+    return out
 
 
 def rerun(row: dict[str, str], scratch: Path) -> str:
@@ -109,7 +111,8 @@ def rerun(row: dict[str, str], scratch: Path) -> str:
         return f"failed: {done.stderr.strip().splitlines()[-1] if done.stderr.strip() else ''}"
     listed = json.loads((MANIFEST.parent / row["file"]).read_text(encoding="utf-8"))
     fresh = json.loads((scratch / "rerun.json").read_text(encoding="utf-8"))
-    differ = [k for k in FIGURES if figures(listed, k) != figures(fresh, k)]
+    old, new = figures(listed), figures(fresh)
+    differ = sorted(k for k in old.keys() | new.keys() if old.get(k) != new.get(k))
     return f"different: {', '.join(differ)}" if differ else "identical"
 
 
