@@ -123,10 +123,9 @@ def record(results: dict[str, str], commit: str, manifest: Path | None = None) -
     manifest = manifest or MANIFEST
     lines = manifest.read_text(encoding="utf-8").splitlines(keepends=True)
     columns = next(csv.reader(lines[:1]))
-    changed = 0
+    changed, mark = 0, f"identical at {commit}"
     for i, line in enumerate(lines[1:], 1):
         row = dict(zip(columns, next(csv.reader([line]))))
-        mark = f"identical at {commit}"
         if results.get(row["file"]) == "identical" and row["rerun"] != mark:
             row["rerun"] = mark
             out = io.StringIO()
