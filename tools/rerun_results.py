@@ -31,21 +31,24 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 MANIFEST = ROOT / "docs" / "results" / "manifest.csv"
-NOT_FIGURES = ("seconds", "notes", "agents")
+# What a result file holds beside its figures: wall time, notes, labels, and (benchmark
+# files) the command, the machine and the package versions that wrote it.
+NOT_FIGURES = ("seconds", "wall_s", "notes", "agents", "command", "machine", "versions")
+MODULE = {"benchmark": "block_env.benchmark"}  # every other kind: block_env.evaluate
 
 
 def chosen_rows(
     rows: list[dict[str, str]], kind: str, skip: str, max_hands: int, files: str = ""
 ) -> list[dict[str, str]]:
-    """The rows of ``kind`` whose command is ``python -m block_env.evaluate ... --json F``,
-    with no agent matching the regex ``skip``, at most ``max_hands`` hands, and a file
-    matching the regex ``files``."""
-    out = []
+    """The rows of ``kind`` whose command is ``python -m block_env.evaluate ... --json F``
+    (``block_env.benchmark`` for benchmark rows), with no agent matching the regex
+    ``skip``, at most ``max_hands`` hands, and a file matching the regex ``files``."""
+    out, module = [], MODULE.get(kind, "block_env.evaluate")
     for row in rows:
         if files and not re.search(files, row["file"]):
             continue
         args = shlex.split(row["command"])
-        if row["kind"] != kind or args[:3] != ["python", "-m", "block_env.evaluate"]:
+        if row["kind"] != kind or args[:3] != ["python", "-m", module]:
             continue
         if "--json" not in args or "&&" in args or int(row["hands"] or 0) > max_hands:
             continue
@@ -89,13 +92,24 @@ def resolve_files(args: list[str], scratch: Path) -> str | None:
 
 
 def figures(result: dict) -> dict:
-    """What a result file reports: everything but its wall time, notes and the agents'
-    labels (a label is what the command named: a shipped name, or the path of a checkpoint
-    since renamed)."""
-    out = {k: v for k, v in result.items() if k not in NOT_FIGURES}
+    """What a result file reports: everything but ``NOT_FIGURES`` and the agents' labels (a
+    label is what the command named: a shipped name, or the path of a checkpoint since
+    renamed; a benchmark file's ``agent.spec``)."""
+    out = {k: _untimed(v) for k, v in result.items() if k not in NOT_FIGURES}
+    if "agent" in out:
+        out["agent"] = {k: v for k, v in out["agent"].items() if k != "spec"}
     if "stats" in out:
         out["stats"] = [{k: v for k, v in a.items() if k != "name"} for a in out["stats"]]
     return out
+
+
+def _untimed(value: object) -> object:
+    """``value`` without the wall times nested in it (a benchmark row's ``seconds``)."""
+    if isinstance(value, dict):
+        return {k: _untimed(v) for k, v in value.items() if k not in ("seconds", "wall_s")}
+    if isinstance(value, list):
+        return [_untimed(v) for v in value]
+    return value
 
 
 def rerun(row: dict[str, str], scratch: Path) -> str:
@@ -145,17 +159,18 @@ def main(argv: list[str] | None = None) -> int:
     a = p.parse_args(argv)
     with open(MANIFEST, newline="", encoding="utf-8") as fh:
         rows = chosen_rows(list(csv.DictReader(fh)), a.kind, a.skip, a.max_hands, a.file)
-    total_hands = sum(int(r["hands"] or 0) for r in rows) or 1
+    weight = {r["file"]: int(r["hands"] or 1) for r in rows}  # ETA by hands (benchmarks: rows)
+    total = sum(weight.values()) or 1
     results: dict[str, str] = {}
-    start, hands_done, marked = time.monotonic(), 0, 0
+    start, done, marked = time.monotonic(), 0, 0
     with tempfile.TemporaryDirectory() as scratch:
         for i, row in enumerate(rows, 1):
             results[row["file"]] = rerun(row, Path(scratch))
             if a.record:  # row by row, so that a stopped sweep keeps what it found
                 marked += record({row["file"]: results[row["file"]]}, a.record)
-            hands_done += int(row["hands"] or 0)
+            done += weight[row["file"]]
             elapsed = time.monotonic() - start
-            eta = elapsed * (total_hands - hands_done) / max(hands_done, 1)
+            eta = elapsed * (total - done) / max(done, 1)
             print(
                 f"[{i}/{len(rows)} {elapsed:.0f} s, ETA {eta:.0f} s] {results[row['file']]}: "
                 f"{row['file']}",

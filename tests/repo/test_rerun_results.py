@@ -40,6 +40,38 @@ def test_chosen_rows_keep_plain_evaluations_within_the_filters() -> None:
     assert rerun_results.chosen_rows(rows, "evaluate", "", 10**9, files="^b") == [rows[1]]
 
 
+def test_benchmark_rows_are_chosen_by_their_own_command() -> None:
+    bench = "python -m block_env.benchmark rules --task block-2p-v1 --json b.json"
+    rows = [row("b.json", bench, kind="benchmark"), row("e.json", EVAL.format(out="e.json"))]
+    assert rerun_results.chosen_rows(rows, "benchmark", "", 10**9) == [rows[0]]
+    assert rerun_results.chosen_rows(rows, "evaluate", "", 10**9) == [rows[1]]
+
+
+def test_a_benchmark_file_is_judged_on_its_figures_only() -> None:
+    listed = {
+        "agent": {"spec": "block-2p", "id": "block-2p@82065c70"},
+        "rows": [{"opponent": "rules", "margin": {"mean": 0.5}, "seconds": 9.7}],
+        "wall_s": 30.2,
+        "command": "python -m block_env.benchmark block-2p --json old.json",
+        "versions": {"numpy": "2.4.6"},
+        "machine": {"cpus": 2},
+    }
+    rerun = {
+        "agent": {"spec": "/tmp/x/block-2p@82065c70.pt", "id": "block-2p@82065c70"},
+        "rows": [{"opponent": "rules", "margin": {"mean": 0.5}, "seconds": 7.1}],
+        "wall_s": 25.0,
+        "command": "python -m block_env.benchmark block-2p --json /tmp/rerun.json",
+        "versions": {"numpy": "2.5.0"},
+        "machine": {"cpus": 16},
+    }
+    figures = rerun_results.figures
+    assert figures(listed) == figures(rerun)
+    rerun["rows"][0]["margin"]["mean"] = 0.51
+    assert figures(listed) != figures(rerun)
+    rerun["rows"][0]["margin"]["mean"], rerun["agent"]["id"] = 0.5, "block-2p@00000000"
+    assert figures(listed) != figures(rerun)
+
+
 @pytest.fixture
 def listed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict:
     """A manifest in tmp_path listing one small evaluation written by its own command."""
