@@ -112,6 +112,47 @@ def _untimed(value: object) -> object:
     return value
 
 
+def _as_listed(new: object, old: object) -> object:
+    """``new`` cut to the fields ``old`` holds: a file written before a field existed lacks
+    it (a hand task's ``matches``), and what newer code adds contradicts nothing listed."""
+    if isinstance(new, dict) and isinstance(old, dict):
+        return {k: _as_listed(v, old[k]) for k, v in new.items() if k in old}
+    if isinstance(new, list) and isinstance(old, list) and len(new) == len(old):
+        return [_as_listed(n, o) for n, o in zip(new, old)]
+    return new
+
+
+def _largest_gap(a: object, b: object) -> float | None:
+    """The largest relative difference between the numbers at the same places of ``a`` and
+    ``b``; None where they differ in anything but numbers."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        if a.keys() != b.keys():
+            return None
+        a, b = list(a.values()), list(b.values())
+    if isinstance(a, list) and isinstance(b, list):
+        gaps = [_largest_gap(x, y) for x, y in zip(a, b)] if len(a) == len(b) else [None]
+        return None if None in gaps else max(gaps, default=0.0)
+    if isinstance(a, bool) or isinstance(b, bool) or a == b:
+        return 0.0 if a == b else None
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return abs(a - b) / max(abs(a), abs(b))
+    return None
+
+
+def compare(listed: dict, fresh: dict) -> str:
+    """``identical`` when ``fresh`` reports every figure of ``listed`` equally, bit for bit;
+    else ``different: <fields>``, saying when only the last digits of floats differ (what
+    another CPU's vectorised maths can give)."""
+    old = figures(listed)
+    new = _as_listed(figures(fresh), old)
+    differ = sorted(k for k in old.keys() | new.keys() if old.get(k) != new.get(k))
+    if not differ:
+        return "identical"
+    gap = _largest_gap([old.get(k) for k in differ], [new.get(k) for k in differ])
+    rounding = f" (float rounding only: {gap:.0e} relative at most)" if gap and gap < 1e-9 else ""
+    return f"different: {', '.join(differ)}{rounding}"
+
+
 def rerun(row: dict[str, str], scratch: Path) -> str:
     """``identical``, ``different: <fields>``, ``missing: <file>`` or ``failed: <error>``."""
     args = shlex.split(row["command"])
@@ -124,10 +165,7 @@ def rerun(row: dict[str, str], scratch: Path) -> str:
     if done.returncode:
         return f"failed: {done.stderr.strip().splitlines()[-1] if done.stderr.strip() else ''}"
     listed = json.loads((MANIFEST.parent / row["file"]).read_text(encoding="utf-8"))
-    fresh = json.loads((scratch / "rerun.json").read_text(encoding="utf-8"))
-    old, new = figures(listed), figures(fresh)
-    differ = sorted(k for k in old.keys() | new.keys() if old.get(k) != new.get(k))
-    return f"different: {', '.join(differ)}" if differ else "identical"
+    return compare(listed, json.loads((scratch / "rerun.json").read_text(encoding="utf-8")))
 
 
 def record(results: dict[str, str], commit: str, manifest: Path | None = None) -> int:

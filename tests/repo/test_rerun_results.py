@@ -50,26 +50,31 @@ def test_benchmark_rows_are_chosen_by_their_own_command() -> None:
 def test_a_benchmark_file_is_judged_on_its_figures_only() -> None:
     listed = {
         "agent": {"spec": "block-2p", "id": "block-2p@82065c70"},
-        "rows": [{"opponent": "rules", "margin": {"mean": 0.5}, "seconds": 9.7}],
+        "rows": [{"opponent": "rules", "margin": {"mean": 0.5, "hi": 0.7}, "seconds": 9.7}],
         "wall_s": 30.2,
         "command": "python -m block_env.benchmark block-2p --json old.json",
         "versions": {"numpy": "2.4.6"},
         "machine": {"cpus": 2},
     }
-    rerun = {
+    fresh = {
         "agent": {"spec": "/tmp/x/block-2p@82065c70.pt", "id": "block-2p@82065c70"},
-        "rows": [{"opponent": "rules", "margin": {"mean": 0.5}, "seconds": 7.1}],
+        "rows": [{"opponent": "rules", "margin": {"mean": 0.5, "hi": 0.7}, "seconds": 7.1}],
         "wall_s": 25.0,
         "command": "python -m block_env.benchmark block-2p --json /tmp/rerun.json",
         "versions": {"numpy": "2.5.0"},
         "machine": {"cpus": 16},
     }
-    figures = rerun_results.figures
-    assert figures(listed) == figures(rerun)
-    rerun["rows"][0]["margin"]["mean"] = 0.51
-    assert figures(listed) != figures(rerun)
-    rerun["rows"][0]["margin"]["mean"], rerun["agent"]["id"] = 0.5, "block-2p@00000000"
-    assert figures(listed) != figures(rerun)
+    compare = rerun_results.compare
+    fresh["rows"][0].update(matches=0, match_win=None)  # fields newer code added
+    assert compare(listed, fresh) == "identical"
+    fresh["rows"][0]["margin"]["hi"] = 0.7 * (1 + 1e-15)
+    assert compare(listed, fresh) == "different: rows (float rounding only: 1e-15 relative at most)"
+    fresh["rows"][0]["margin"]["hi"] = 0.71
+    assert compare(listed, fresh) == "different: rows"
+    del fresh["rows"][0]["margin"]["hi"]  # a listed figure gone
+    assert compare(listed, fresh) == "different: rows"
+    fresh["rows"][0]["margin"]["hi"], fresh["agent"]["id"] = 0.7, "block-2p@00000000"
+    assert compare(listed, fresh) == "different: agent"
 
 
 @pytest.fixture
