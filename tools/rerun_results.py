@@ -141,16 +141,18 @@ def _largest_gap(a: object, b: object) -> float | None:
 
 def compare(listed: dict, fresh: dict) -> str:
     """``identical`` when ``fresh`` reports every figure of ``listed`` equally, bit for bit;
-    else ``different: <fields>``, saying when only the last digits of floats differ (what
-    another CPU's vectorised maths can give)."""
+    ``identical but for float rounding: <fields> (...)`` when only the last digits of some
+    floats differ (another CPU's vectorised ``exp`` and ``log`` give that); else
+    ``different: <fields>``."""
     old = figures(listed)
     new = _as_listed(figures(fresh), old)
     differ = sorted(k for k in old.keys() | new.keys() if old.get(k) != new.get(k))
     if not differ:
         return "identical"
     gap = _largest_gap([old.get(k) for k in differ], [new.get(k) for k in differ])
-    rounding = f" (float rounding only: {gap:.0e} relative at most)" if gap and gap < 1e-9 else ""
-    return f"different: {', '.join(differ)}{rounding}"
+    if gap is not None and gap < 1e-12:
+        return f"identical but for float rounding: {', '.join(differ)} ({gap:.0e} relative at most)"
+    return f"different: {', '.join(differ)}"
 
 
 def rerun(row: dict[str, str], scratch: Path) -> str:
@@ -170,15 +172,17 @@ def rerun(row: dict[str, str], scratch: Path) -> str:
 
 def record(results: dict[str, str], commit: str, manifest: Path | None = None) -> int:
     """Set the ``rerun`` column of the identical rows of ``manifest`` (the project's by
-    default), every other line left byte for byte as it was (a row is one line); returns
-    how many rows changed."""
+    default) to ``identical at COMMIT`` (``... but for float rounding: ...``), every other
+    line left byte for byte as it was (a row is one line); returns how many rows changed."""
     manifest = manifest or MANIFEST
     lines = manifest.read_text(encoding="utf-8").splitlines(keepends=True)
     columns = next(csv.reader(lines[:1]))
-    changed, mark = 0, f"identical at {commit}"
+    changed = 0
     for i, line in enumerate(lines[1:], 1):
         row = dict(zip(columns, next(csv.reader([line]))))
-        if results.get(row["file"]) == "identical" and row["rerun"] != mark:
+        verdict = results.get(row["file"], "")
+        mark = verdict.replace("identical", f"identical at {commit}", 1)
+        if verdict.startswith("identical") and row["rerun"] != mark:
             row["rerun"] = mark
             out = io.StringIO()
             csv.DictWriter(out, columns, lineterminator="\n").writerow(row)
@@ -215,10 +219,14 @@ def main(argv: list[str] | None = None) -> int:
                 flush=True,
             )
     bad = {f: r for f, r in results.items() if r.startswith(("different", "failed"))}
-    counts = {k: sum(r.startswith(k) for r in results.values()) for k in ("identical", "missing")}
-    print(f"{counts['identical']} identical, {counts['missing']} missing, {len(bad)} not")
+    count = {k: sum(r.startswith(k) for r in results.values()) for k in ("identical", "missing")}
+    rounding = sum(r.startswith("identical but") for r in results.values())
+    print(
+        f"{count['identical']} identical ({rounding} of them but for float rounding), "
+        f"{count['missing']} missing, {len(bad)} not"
+    )
     if a.record:
-        print(f"marked {marked} rows 'identical at {a.record}'")
+        print(f"marked {marked} rows of the manifest's rerun column")
     return 1 if bad else 0
 
 

@@ -68,7 +68,8 @@ def test_a_benchmark_file_is_judged_on_its_figures_only() -> None:
     fresh["rows"][0].update(matches=0, match_win=None)  # fields newer code added
     assert compare(listed, fresh) == "identical"
     fresh["rows"][0]["margin"]["hi"] = 0.7 * (1 + 1e-15)
-    assert compare(listed, fresh) == "different: rows (float rounding only: 1e-15 relative at most)"
+    rounding = "identical but for float rounding: rows (1e-15 relative at most)"
+    assert compare(listed, fresh) == rounding
     fresh["rows"][0]["margin"]["hi"] = 0.71
     assert compare(listed, fresh) == "different: rows"
     del fresh["rows"][0]["margin"]["hi"]  # a listed figure gone
@@ -122,13 +123,14 @@ def test_record_rewrites_only_the_identical_rows(tmp_path: Path) -> None:
     quoted = '"c.json",evaluate,rules,20,"python x",not re-run,"quoted though it need not be"\n'
     before = out.getvalue() + quoted
     manifest.write_text(before)
-    results = {"a.json": "identical", "b.json": "different: stats", "c.json": "identical"}
+    rounding = "identical but for float rounding: ratings (1e-15 relative at most)"
+    results = {"a.json": "identical", "b.json": "different: stats", "c.json": rounding}
     assert rerun_results.record(results, "abc1234", manifest) == 2
     after = manifest.read_text().splitlines(keepends=True)
     lines = before.splitlines(keepends=True)
     assert after[2] == lines[2]  # b.json differed: left as it was
     assert after[1] == lines[1].replace("not re-run", "identical at abc1234")
-    assert next(csv.reader([after[3]]))[5] == "identical at abc1234"
+    assert next(csv.reader([after[3]]))[5] == rounding.replace("identical", "identical at abc1234")
     assert rerun_results.record(results, "abc1234", manifest) == 0  # nothing twice
 
 
