@@ -1,15 +1,17 @@
 """Re-run the result files that ``docs/results/manifest.csv`` lists and say whether the code
 of this checkout writes the same figures, bit for bit.
 
-Each chosen row's command is run as written, but with its ``--json`` output sent to a
-scratch folder, and everything the new file reports is compared with the listed file: all
-but the wall time, the notes and the agents' labels. A policy file the command names by its
+Each chosen row's command (``block_env.evaluate`` for evaluations, ladders and cross-play
+tables; ``block_env.benchmark`` for benchmark files) is run as written, but with its
+``--json`` output sent to a scratch folder, and every figure the listed file holds is
+compared with the new file's: all but wall times, notes, labels, the machine and the
+package versions. A policy file the command names by its
 id (``block-3p@8760d310.pt``) that the checkout lacks is taken from the source
 ``docs/results/policies.csv`` gives for it (the git history, or the file's path); a row
 naming a file with no such source (a checkpoint that was not kept) is reported as
 ``missing`` and not run. With ``--record COMMIT`` the ``rerun`` column of each identical row
-becomes ``identical at COMMIT`` as soon as it is found; nothing else in the manifest
-changes.
+becomes ``identical at COMMIT`` (``... but for float rounding: ...`` where only a rating's
+last digits differ) as soon as it is found; nothing else in the manifest changes.
 
     python tools/rerun_results.py --skip "pimc|search|omniscient" --record 1a2b3c4
 """
@@ -31,9 +33,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 MANIFEST = ROOT / "docs" / "results" / "manifest.csv"
-# What a result file holds beside its figures: wall time, notes, labels, and (benchmark
-# files) the command, the machine and the package versions that wrote it.
-NOT_FIGURES = ("seconds", "wall_s", "notes", "agents", "command", "machine", "versions")
+# What a result file holds beside its figures (wall times, at any depth, are dropped too):
+# notes, labels, and (benchmark files) the command, the machine and the package versions.
+NOT_FIGURES = ("notes", "agents", "command", "machine", "versions")
+WALL_TIMES = ("seconds", "wall_s")
 MODULE = {"benchmark": "block_env.benchmark"}  # every other kind: block_env.evaluate
 
 
@@ -95,7 +98,7 @@ def figures(result: dict) -> dict:
     """What a result file reports: everything but ``NOT_FIGURES`` and the agents' labels (a
     label is what the command named: a shipped name, or the path of a checkpoint since
     renamed; a benchmark file's ``agent.spec``)."""
-    out = {k: _untimed(v) for k, v in result.items() if k not in NOT_FIGURES}
+    out = {k: v for k, v in _untimed(result).items() if k not in NOT_FIGURES}
     if "agent" in out:
         out["agent"] = {k: v for k, v in out["agent"].items() if k != "spec"}
     if "stats" in out:
@@ -106,7 +109,7 @@ def figures(result: dict) -> dict:
 def _untimed(value: object) -> object:
     """``value`` without the wall times nested in it (a benchmark row's ``seconds``)."""
     if isinstance(value, dict):
-        return {k: _untimed(v) for k, v in value.items() if k not in ("seconds", "wall_s")}
+        return {k: _untimed(v) for k, v in value.items() if k not in WALL_TIMES}
     if isinstance(value, list):
         return [_untimed(v) for v in value]
     return value
@@ -156,7 +159,8 @@ def compare(listed: dict, fresh: dict) -> str:
 
 
 def rerun(row: dict[str, str], scratch: Path) -> str:
-    """``identical``, ``different: <fields>``, ``missing: <file>`` or ``failed: <error>``."""
+    """What ``compare`` says (``identical``, ``identical but for float rounding: ...`` or
+    ``different: <fields>``), ``missing: <file>`` or ``failed: <error>``."""
     args = shlex.split(row["command"])
     args[0] = sys.executable  # "python": this checkout's interpreter
     args[args.index("--json") + 1] = str(scratch / "rerun.json")
