@@ -3,6 +3,7 @@ touches only the identical rows' lines."""
 
 from __future__ import annotations
 
+import copy
 import csv
 import hashlib
 import io
@@ -56,16 +57,12 @@ def test_a_benchmark_file_is_judged_on_its_figures_only() -> None:
         "versions": {"numpy": "2.4.6"},
         "machine": {"cpus": 2},
     }
-    fresh = {
-        "agent": {"spec": "/tmp/x/block-2p@82065c70.pt", "id": "block-2p@82065c70"},
-        "rows": [{"opponent": "rules", "margin": {"mean": 0.5, "hi": 0.7}, "seconds": 7.1}],
-        "wall_s": 25.0,
-        "command": "python -m block_env.benchmark block-2p --json /tmp/rerun.json",
-        "versions": {"numpy": "2.5.0"},
-        "machine": {"cpus": 16},
-    }
+    fresh = copy.deepcopy(listed)  # the same figures, written elsewhere by newer code:
+    fresh.update(wall_s=25.0, command="... --json /tmp/rerun.json", machine={"cpus": 16})
+    fresh.update(versions={"numpy": "2.5.0"})
+    fresh["agent"]["spec"] = "/tmp/x/block-2p@82065c70.pt"
+    fresh["rows"][0].update(seconds=7.1, matches=0, match_win=None)  # fields it added
     compare = rerun_results.compare
-    fresh["rows"][0].update(matches=0, match_win=None)  # fields newer code added
     assert compare(listed, fresh) == "identical"
     fresh["rows"][0]["margin"]["hi"] = 0.7 * (1 + 1e-15)
     rounding = "identical but for float rounding: rows (1e-15 relative at most)"
