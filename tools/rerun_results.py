@@ -131,7 +131,7 @@ def _largest_gap(a: object, b: object) -> float | None:
     if isinstance(a, dict) and isinstance(b, dict):
         if a.keys() != b.keys():
             return None
-        a, b = list(a.values()), list(b.values())
+        a, b = [a[k] for k in a], [b[k] for k in a]  # paired by key, whatever the order
     if isinstance(a, list) and isinstance(b, list):
         gaps = [_largest_gap(x, y) for x, y in zip(a, b)] if len(a) == len(b) else [None]
         return None if None in gaps else max(gaps, default=0.0)
