@@ -26,7 +26,7 @@ __all__ = [
     "env",
     "raw_env",
 ]
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 ENV_ID = "block_env/block-v1"  # PettingZoo registry id; the version follows env.py's history
 
 

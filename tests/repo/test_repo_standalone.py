@@ -211,10 +211,14 @@ def test_link_checker_catches_broken_links() -> None:
 # ------------------------------------------------------------------ README's first lines
 
 
-def test_readme_opens_with_install_train_and_test_commands() -> None:
+def test_readme_opens_with_what_it_is_then_the_commands() -> None:
     lines = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+    assert lines[0] == "# block-env"
+    first = next(i for i, line in enumerate(lines[1:], start=1) if line.strip())
+    assert lines[first].startswith("block-env is "), "the first sentence says what it is"
     fence = next(i for i, line in enumerate(lines) if line.startswith("```"))
-    assert fence < 5, "the commands must be at the top of the README"
+    assert first < fence and "." in " ".join(lines[first:fence]), "one sentence, then code"
+    assert fence + 3 < 12, "the two commands must be within the README's first 12 lines"
     install, test = lines[fence + 1], lines[fence + 2]
     assert "pip install" in install and 'torch==2.13.0 -e ".[train,dev]"' in install
     _, sep, args = install.rstrip().rpartition("python train.py")
@@ -293,7 +297,7 @@ def test_every_nav_page_exists_and_every_page_is_in_the_nav() -> None:
     assert not missing, f"nav pages that are not files: {missing}"
     pages = {f[len("docs/") :] for f in FILES if f.startswith("docs/") and f.endswith(".md")}
     assert not pages - set(nav), f"docs pages left out of the nav: {sorted(pages - set(nav))}"
-    for expected in ("index.md", "RULES.md", "environment.md", "training.md", "ladder.md"):
+    for expected in ("index.md", "RULES.md", "environment.md", "training.md", "results.md"):
         assert expected in nav
 
 
