@@ -3,27 +3,94 @@
 Every agent has ``act(observation) -> int`` where ``observation`` is the dict returned by
 ``env.observe(agent)`` (the int8 ``action_mask`` is inside). ``make(name, **kwargs)`` builds
 one by name; modules are imported only when their agent is asked for.
+
+``REGISTRY`` names this package's agents. Another package (an integration, a user's own
+agents) adds its agents without this one naming it: it calls ``register(name,
+"module:factory")`` when it is imported, or declares ``name = "module:factory"`` as an entry
+point of the group ``block_env.agents`` in its packaging metadata, read the first time a name
+is not found (block-env's RLlib agent, ``rllib``, is declared so; nothing is imported until
+the agent is built).
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterator, MutableMapping
 from importlib import import_module
+from importlib.metadata import entry_points
 from typing import Any
 
 from agents.base import Agent
 
-# name -> "module:factory"; the factory takes the keyword arguments given to make().
-REGISTRY: dict[str, str] = {
-    "random": "agents.baselines:RandomAgent",
-    "greedy": "agents.baselines:GreedyAgent",
-    "rules": "agents.baselines:RuleAgent",
-    "pimc": "agents.pimc:PIMCAgent",
-    "omniscient": "agents.omniscient:OmniscientAgent",
-    "guided": "agents.guided:GuidedSearchAgent",  # guided:policy=block-2p,worlds=50,weight=2
-    "block-2p-search": "agents.guided:block_2p_search",  # the 2-player preset
-    "block-partnership-search": "agents.guided:block_partnership_search",
-    "rllib": "block_env.integrations.rllib:load_agent",  # rllib:path=RUN_OR_CHECKPOINT
-}
+ENTRY_POINT_GROUP = "block_env.agents"
+_TARGET = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*:[A-Za-z_]\w*")
+
+
+class Registry(MutableMapping[str, str]):
+    """Agent name -> ``"module:factory"`` (the factory takes the keyword arguments given to
+    ``make``): the entries set here, then the entry points of ``ENTRY_POINT_GROUP`` of the
+    installed packages, read once, the first time a name is not among the entries. An entry
+    set here wins over an entry point of the same name."""
+
+    def __init__(self, entries: dict[str, str]) -> None:
+        self._entries: dict[str, str] = {}
+        self._plugins: dict[str, str] | None = None
+        self.update(entries)
+
+    def plugins(self) -> dict[str, str]:
+        """The agents the installed packages declare as entry points (read once)."""
+        if self._plugins is None:
+            found = entry_points(group=ENTRY_POINT_GROUP)
+            self._plugins = {ep.name: ep.value for ep in found}
+        return self._plugins
+
+    def __getitem__(self, name: str) -> str:
+        if name in self._entries:
+            return self._entries[name]
+        return self.plugins()[name]
+
+    def __setitem__(self, name: str, target: str) -> None:
+        if not isinstance(name, str) or not name or ":" in name:
+            raise ValueError(f"agent name {name!r} is not allowed: a non-empty string without ':'")
+        if not isinstance(target, str) or not _TARGET.fullmatch(target):
+            raise ValueError(
+                f"agent {name!r}: {target!r} is not 'package.module:factory' (an importable "
+                "module and the name of a callable in it)"
+            )
+        self._entries[name] = target
+
+    def __delitem__(self, name: str) -> None:
+        del self._entries[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter({**self.plugins(), **self._entries})
+
+    def __len__(self) -> int:
+        return len({**self.plugins(), **self._entries})
+
+
+REGISTRY = Registry(
+    {
+        "random": "agents.baselines:RandomAgent",
+        "greedy": "agents.baselines:GreedyAgent",
+        "rules": "agents.baselines:RuleAgent",
+        "pimc": "agents.pimc:PIMCAgent",
+        "omniscient": "agents.omniscient:OmniscientAgent",
+        "guided": "agents.guided:GuidedSearchAgent",  # guided:policy=block-2p,worlds=50,weight=2
+        "block-2p-search": "agents.guided:block_2p_search",  # the 2-player preset
+        "block-partnership-search": "agents.guided:block_partnership_search",
+    }
+)
+
+
+def register(name: str, target: str) -> None:
+    """Make ``name`` build the agent ``target`` (``"package.module:factory"``; the module is
+    imported when the agent is first built). Registering a name again with the same target
+    does nothing; ValueError for a malformed name or target, or a name that already builds
+    another agent."""
+    if name in REGISTRY and REGISTRY[name] != target:
+        raise ValueError(f"agent {name!r} is already registered as {REGISTRY[name]!r}")
+    REGISTRY[name] = target
 
 
 def make(name: str, **kwargs: Any) -> Agent:
@@ -44,4 +111,4 @@ def load(name_or_path: str, **kwargs: Any) -> Agent:
     return import_module("agents.policy").load(name_or_path, **kwargs)
 
 
-__all__ = ["REGISTRY", "Agent", "load", "make"]
+__all__ = ["ENTRY_POINT_GROUP", "REGISTRY", "Agent", "Registry", "load", "make", "register"]

@@ -32,8 +32,7 @@ from typing import Any
 import torch
 
 from agents.network import ActorCritic, NetConfig
-from block_env.agent_specs import SET_KEYS
-from block_env.config import BlockConfig, default_hand_size
+from block_env.config import SET_KEYS, BlockConfig, default_hand_size
 from block_env.information_state import OBS_TYPES, history_slots
 from block_env.observation import STANDARD_OBS_DIM, obs_dim_for
 from block_env.tiles import MAX_PIP, STANDARD_NUM_ACTIONS, tile_set

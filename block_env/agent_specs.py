@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from block_env.config import BlockConfig
+from block_env.config import SET_KEYS, BlockConfig
 
 _PIMC_ALIAS = re.compile(r"pimc-(\d+)")  # "pimc-N" stands for "pimc:worlds=N"
 __all__ = [
@@ -37,10 +37,8 @@ __all__ = [
 
 AgentSpec = Any  # an object with act(observation) -> int, or a spec string
 FIT_KEYS = ("num_players", "partnership", "opener")  # a policy must be trained for these
-# A game's tile set and hand size: a policy file records them, and a policy must fit them,
-# when either game is not the standard set with the rules' hand size.
-SET_KEYS = ("max_pip", "hand_size")
 SCORE_KEYS = ("episode", "target")  # also these when the policy reads the scores
+# and SET_KEYS (the tile set, the hand size) when either game is not the standard set
 
 
 class SetupError(ValueError):

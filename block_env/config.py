@@ -18,6 +18,7 @@ DEFAULT_TARGETS = {2: 100, 3: 61, 4: 61}
 PARTNERSHIP_HAND_SIZE = 7
 PARTNERSHIP_TARGET = 100
 STANDARD_TILES = 28
+SET_KEYS = ("max_pip", "hand_size")  # the fields that choose the tile set and the hand size
 
 
 def default_hand_size(num_players: int, partnership: bool, max_pip: int) -> int:

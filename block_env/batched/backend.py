@@ -1,4 +1,5 @@
-"""Array backends of the batched engine: numpy, and torch (CPU or CUDA, imported lazily).
+"""Array backends of the batched engine: numpy here, torch (CPU or CUDA) in ``torch_backend``;
+``choice`` builds the one a ``BatchedEnv`` asks for.
 
 The engine is written once with Python operators (``&``, ``|``, ``<<``, ``>>``, ``%``,
 comparisons, fancy indexing), which numpy arrays and torch tensors share; everything else it
@@ -307,22 +308,6 @@ def _check_actions(shape: tuple[int, ...], kind: str, num_envs: int) -> None:
         raise ValueError(f"actions must be integers (action ids); got dtype kind {kind!r}")
 
 
-KERNELS = ("auto", "numpy", "numba", "torch")
-
-
-def make_backend(backend: str, device: Any) -> Any:
-    """The backend object for ``backend`` ("numpy" or "torch"); ValueError otherwise."""
-    if backend == "numpy":
-        if str(device) != "cpu":
-            raise ValueError(f"device={device!r} is not allowed with backend='numpy': use 'cpu'")
-        return NumpyBackend()
-    if backend == "torch":
-        from block_env.batched.torch_backend import TorchBackend
-
-        return TorchBackend(device)
-    raise ValueError(f"backend={backend!r} is not allowed: use one of {', '.join(BACKENDS)}")
-
-
 def numba_available() -> bool:
     """Whether the compiled kernels can run (numba importable)."""
     try:
@@ -330,33 +315,3 @@ def numba_available() -> bool:
     except ImportError:
         return False
     return True
-
-
-def make_kernels(backend: Any, kernels: str) -> tuple[Any, bool]:
-    """(the backend the engine computes with, whether its compiled kernels run): ``backend``
-    itself, or for torch on the CPU with kernels other than "torch" a ``TorchNumpyBackend``
-    over it. "auto" takes the compiled kernels on the CPU where numba is installed, else
-    numpy's (torch's on other devices). ValueError for a choice the device or the install
-    cannot run."""
-    if kernels not in KERNELS:
-        raise ValueError(f"kernels={kernels!r} is not allowed: use one of {', '.join(KERNELS)}")
-    on_cpu = backend.name == "numpy" or backend.device.type == "cpu"
-    if kernels == "torch" and backend.name == "numpy":
-        raise ValueError("kernels='torch' needs backend='torch'")
-    if kernels in ("numpy", "numba") and not on_cpu:
-        raise ValueError(f"kernels={kernels!r} needs the CPU, not device {str(backend.device)!r}")
-    if kernels == "numba" and not numba_available():
-        raise ValueError(
-            "kernels='numba' needs numba, which is not installed: "
-            'pip install "block-env[fast]" (or use kernels="numpy")'
-        )
-    if kernels == "torch" or not on_cpu:
-        return backend, False
-    if backend.name == "numpy":
-        compute = backend
-    else:
-        from block_env.batched.torch_backend import TorchNumpyBackend
-
-        compute = TorchNumpyBackend(backend)
-    compiled = kernels == "numba" or (kernels == "auto" and numba_available())
-    return compute, compiled

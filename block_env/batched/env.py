@@ -76,8 +76,9 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from block_env.batched.backend import check_mask, make_backend, make_kernels
+from block_env.batched.backend import check_mask
 from block_env.batched.checkpoint import load_state, state_of
+from block_env.batched.choice import make_backend, make_kernels
 from block_env.batched.deals import make_deals
 from block_env.batched.engine import Engine
 from block_env.config import BlockConfig

@@ -16,7 +16,9 @@
 * ``ppo_config(...)``: the PPO configuration tying these together (used by ``train.py``'s
   ``algo: rllib`` engine, the example and the tests).
 * ``RLlibAgent`` / ``load_agent(path)``: ``act(observation) -> int`` for the ``main`` module
-  of an RLlib checkpoint (the ``rllib:PATH`` agent of ``block_env.evaluate``).
+  of an RLlib checkpoint: the agent ``rllib`` (``agents.make("rllib", path=...)``, the spec
+  ``rllib:path=PATH``), registered by the entry point ``rllib`` of the group
+  ``block_env.agents`` in ``pyproject.toml``.
 
 Everything Ray needs on a remote node is importable from this module (nothing lives in
 ``__main__``), so env runners on other machines rebuild it from the module path; the nodes

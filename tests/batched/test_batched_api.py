@@ -213,9 +213,9 @@ def test_kernels_of_each_backend() -> None:
 def test_numba_kernels_need_numba(monkeypatch: pytest.MonkeyPatch) -> None:
     """Without numba, kernels="numba" is refused with the install command, and "auto" falls
     back to the numpy kernels."""
-    import block_env.batched.backend as backend
+    import block_env.batched.choice as choice
 
-    monkeypatch.setattr(backend, "numba_available", lambda: False)
+    monkeypatch.setattr(choice, "numba_available", lambda: False)
     with pytest.raises(ValueError, match=r"kernels='numba' needs numba.*block-env\[fast\]"):
         BatchedEnv(2, kernels="numba")
     assert BatchedEnv(2).kernels == "numpy"

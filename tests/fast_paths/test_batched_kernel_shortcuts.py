@@ -43,7 +43,7 @@ def test_torch_cpu_argsort_matches_torch_even_with_ties() -> None:
 
 @pytest.mark.parametrize("backend", ["numpy", "torch"])
 def test_unpacked_bits_and_masks_match_numpy_unpackbits(backend: str) -> None:
-    from block_env.batched.backend import make_backend
+    from block_env.batched.choice import make_backend
 
     b = make_backend(backend, "cpu")
     words = np.random.default_rng(1).integers(0, 2**63 - 1, size=(500, 2), dtype=np.int64)
