@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from block_env.evaluation.stats import Estimate
+from block_env.evaluation.stats import Estimate, joint_deal_draw
 
 # task id -> the ladder file it comes from and the fixed rating of each opponent label
 FROZEN_LADDERS: dict[str, tuple[str, dict[str, float]]] = {
@@ -81,7 +81,10 @@ def rate(
 ) -> tuple[Estimate | None, list[str]]:
     """The agent's rating on the task's frozen ladder from its per-deal (wins, hands)
     against each opponent label, with a 95% bootstrap CI over deals; (None, []) when the
-    task has no ladder or no opponent of it was played. Also returns the labels used."""
+    task has no ladder or no opponent of it was played. Also returns the labels used.
+    Every opponent plays the task's held-out deals from the first (an opponent with a
+    smaller share plays the first of them), so each replicate draws the deals once for all
+    opponents (``joint_deal_draw``)."""
     if task_id not in FROZEN_LADDERS:
         return None, []
     fixed = FROZEN_LADDERS[task_id][1]
@@ -89,19 +92,20 @@ def rate(
     if not used:
         return None, []
     ratings = [fixed[label] for label in used]
+    sizes = [len(per_opponent[label][0]) for label in used]
 
-    def fit(pick: bool, rng: np.random.Generator | None = None) -> float:
+    def fit(picks: list[np.ndarray] | None) -> float:
         wins, games = [], []
-        for label in used:
+        for n, label in enumerate(used):
             w, h = per_opponent[label]
-            idx = rng.integers(0, len(w), len(w)) if pick and rng is not None else slice(None)
+            idx = picks[n] if picks is not None else slice(None)
             wins.append(float(np.sum(w[idx])))
             games.append(float(np.sum(h[idx])))
         return fixed_opponent_rating(ratings, wins, games)
 
-    point = fit(False)
+    point = fit(None)
     rng = np.random.default_rng(seed)
-    samples = [fit(True, rng) for _ in range(bootstrap)]
+    samples = [fit(joint_deal_draw(rng, sizes)) for _ in range(bootstrap)]
     if len(samples) < 2:
         return Estimate(point, math.nan, math.nan), used
     lo, hi = np.percentile(samples, [2.5, 97.5])

@@ -50,6 +50,7 @@ class Row:
     seconds: float
     matches: int = 0  # a match task's matches (deals x seat rotations)
     match_win: Estimate | None = None  # share of the agent's seat-matches won
+    engine: str = "aec"  # what played the row: "aec" (the AEC env) or "batched"
 
 
 @dataclass
@@ -260,6 +261,7 @@ def benchmark(
         notes += [note for note in res.notes if note not in notes]
         s = res.stats[0]
         row = Row(opp_id, lineup, res.deals, res.hands, s.margin, s.hand_win, res.seconds)
+        row.engine = res.engine
         if task.episode == "match":
             row.matches, row.match_win = res.matches, s.match_win
         rows.append(row)

@@ -13,9 +13,12 @@ with ``deal_source="aec"``, so its game ``d`` gets the lot and deal of
 ``(p + r) % n`` (the lineup of ``block_env.agent_specs.default_lineup``).
 Rewards are rebuilt in float64 from the hand's points exactly as the AEC env computes them
 and summed in the AEC evaluation's order into the same per-deal totals, from which
-``eval_result`` computes the statistics, so a deterministic agent against ``greedy`` or
-``rules`` gets exactly the AEC evaluation's figures; ``random`` draws from its own generator
-(the same distribution, other draws).
+``eval_result`` computes the statistics (``engine="batched"``), so an agent whose
+``act_batch`` rows are its ``act`` moves gets exactly the AEC evaluation's figures against
+``greedy`` or ``rules``. A network's batched forward pass rounds float32 differently from a
+one-row pass, so a greedy network's decision between two logits that close can differ from
+the AEC play's (rare; the figures then agree within their CIs). ``random`` draws from its
+own generator (the same distribution, other draws).
 
 An agent whose ``obs_type`` attribute is ``"information_state"`` (a ``PolicyAgent`` of such
 a network) plays on the information state: the envs are made with that ``obs_type`` and the
@@ -186,8 +189,9 @@ def evaluate_batched(
         done |= terminated
     rewards = zero_sum_rewards(config, points, winner)
     per_deal = _deal_totals(config, rewards, winner, at_seat, deals, k=2)
+    seconds = time.perf_counter() - start
     return eval_result(
-        [name, opponent], lineup, config, "hand", seed, per_deal, time.perf_counter() - start
+        [name, opponent], lineup, config, "hand", seed, per_deal, seconds, engine="batched"
     )
 
 

@@ -33,6 +33,9 @@ PER_DEAL_KEYS = ("reward", "seat_hands", "seat_wins", "side_wins", "match_wins",
 # and, in an evaluation with a control, the points and seat-matches won of the control's
 # games and the games where the first agent and its control chose apart
 CONTROL_KEYS = ("control_reward", "control_match_wins", "games_apart")
+# the engines that play an evaluation's games: the AEC env (in this process or in worker
+# processes) and the batched engine (``block_env.evaluation.batched``)
+ENGINES = ("aec", "batched")
 
 
 @dataclass
@@ -51,7 +54,8 @@ class AgentStats:
 @dataclass
 class EvalResult:
     """The outcome of ``evaluate``: per-agent statistics plus the per-deal totals they were
-    computed from (``per_deal``: arrays of shape (deals, agents), not written to JSON)."""
+    computed from (``per_deal``: arrays of shape (deals, agents), not written to JSON), and
+    the engine that played the games (one of ``ENGINES``)."""
 
     agents: list[str]
     lineup: list[int]
@@ -64,6 +68,7 @@ class EvalResult:
     per_deal: dict[str, np.ndarray] = field(repr=False)
     notes: list[str] = field(default_factory=list)  # warnings (JSON; stderr on the CLI)
     control: ControlStats | None = None  # the first agent against its control, if any
+    engine: str = "aec"  # what played the games: "aec" or "batched"
 
     def to_dict(self) -> dict[str, Any]:
         """The result as JSON-ready values, without ``per_deal`` (and without ``control``
@@ -130,10 +135,14 @@ def eval_result(
     notes: list[str] | None = None,
     workers: int = 1,
     control: str | None = None,
+    engine: str = "aec",
 ) -> EvalResult:
     """The result of an evaluation of agents ``names`` (seated by ``lineup``) in game
     ``config`` from its per-deal totals (``DEAL_KEYS``, all deals in deal order; with
-    ``control``, the label of the first agent's control, also ``CONTROL_KEYS``)."""
+    ``control``, the label of the first agent's control, also ``CONTROL_KEYS``), played
+    by ``engine`` (one of ``ENGINES``)."""
+    if engine not in ENGINES:
+        raise ValueError(f"engine={engine!r} is not one of {', '.join(ENGINES)}")
     n = config.num_players
     deals = len(per_deal["hands"])
     reward, seat_hands = per_deal["reward"], per_deal["seat_hands"]
@@ -176,4 +185,5 @@ def eval_result(
         per_deal={key: per_deal[key] for key in PER_DEAL_KEYS + CONTROL_KEYS if key in per_deal},
         notes=list(notes or []),
         control=None if control is None else control_stats(control, per_deal, n, episode),
+        engine=engine,
     )

@@ -5,7 +5,7 @@ bootstrap intervals for the ladder. Pure numpy, no game code."""
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -126,20 +126,40 @@ def bradley_terry(k: int, wins: np.ndarray, games: np.ndarray, iters: int = 500)
     return elo - elo[0]
 
 
+def joint_deal_draw(rng: np.random.Generator, sizes: Sequence[int]) -> list[np.ndarray]:
+    """One bootstrap replicate of deals shared by every series: deal indices drawn with
+    replacement from the longest series' deals, each series of ``sizes`` keeping the drawn
+    deals it played. The series are results on one deal set (deal ``d`` the same deal in
+    each, a shorter series playing its first deals), so a deal drawn counts in all of
+    them at once and their correlation over deals is kept. Series of equal length get the
+    same index array; no series, no arrays."""
+    if any(isinstance(s, bool) or int(s) < 1 for s in sizes):
+        raise ValueError(f"sizes must be positive deal counts, got {list(sizes)!r}")
+    if not sizes:
+        return []
+    longest = max(int(s) for s in sizes)
+    idx = rng.integers(0, longest, longest)
+    return [idx if int(s) == longest else idx[idx < int(s)] for s in sizes]
+
+
 def bradley_terry_ci(
     k: int,
     pair_data: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]],
     bootstrap: int = 200,
     seed: int = 0,
 ) -> list[Estimate]:
-    """Ratings with 95% percentile CIs from resampling each pair's deals (keeps the
-    duplicate pairing of rotated seats inside a deal)."""
+    """Ratings with 95% percentile CIs from a bootstrap over deals: every pair's per-deal
+    (wins, games) come from the same deals, and each replicate draws one set of deal
+    indices for all pairs (``joint_deal_draw``), keeping the duplicate pairing of rotated
+    seats inside a deal and the pairs' correlation across deals."""
+    keys = list(pair_data)
 
-    def fit(select: Callable[[np.ndarray], np.ndarray] | None) -> np.ndarray:
+    def fit(picks: list[np.ndarray] | None) -> np.ndarray:
         wins = np.zeros((k, k))
         games = np.zeros((k, k))
-        for (i, j), (w, h) in pair_data.items():
-            idx = select(w) if select is not None else slice(None)
+        for n, (i, j) in enumerate(keys):
+            w, h = pair_data[(i, j)]
+            idx = picks[n] if picks is not None else slice(None)
             wi, hi = float(w[idx].sum()), float(h[idx].sum())
             wins[i, j], wins[j, i] = wi, hi - wi
             games[i, j] = games[j, i] = hi
@@ -147,9 +167,8 @@ def bradley_terry_ci(
 
     point = fit(None)
     rng = np.random.default_rng(seed)
-    samples = np.array(
-        [fit(lambda w: rng.integers(0, len(w), len(w))) for _ in range(max(bootstrap, 0))]
-    )
+    sizes = [len(pair_data[key][0]) for key in keys]
+    samples = np.array([fit(joint_deal_draw(rng, sizes)) for _ in range(max(bootstrap, 0))])
     out = []
     for i in range(k):
         if len(samples) < 2:

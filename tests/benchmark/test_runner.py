@@ -131,6 +131,8 @@ def test_json_holds_the_protocol(tmp_path: Path, capsys: pytest.CaptureFixture[s
         assert row["opponent"] in printed and row["hands"] == 20
         assert row["margin"]["lo"] <= row["margin"]["mean"] <= row["margin"]["hi"]
         assert 0 <= row["hand_win"]["mean"] <= 1
+    engines = {row["opponent"]: row["engine"] for row in data["rows"]}
+    assert engines == {"random": "aec", "rules": "batched", "pimc-20": "aec", "pimc-100": "aec"}
     assert data["versions"]["numpy"] == np.__version__ and data["machine"]["cpus"] >= 1
     assert data["command"].endswith(" ".join(argv) + f" --json {out}")
     assert data["wall_s"] > 0
@@ -184,13 +186,27 @@ def test_rating_uses_only_opponents_on_the_ladder() -> None:
     assert rate("block-d2-2p-v1", {"rules": (wins, hands)}) == (None, [])
 
 
+def test_the_rating_draws_the_deals_once_for_every_opponent() -> None:
+    """The agent wins each deal's game against exactly one of two opponents: drawn
+    jointly, every replicate holds the same games and wins against the pair, so the
+    interval is the point; drawn apart per opponent, the wins would vary."""
+    wins = (np.arange(200) % 3 == 0).astype(float)
+    hands = np.ones(200)
+    est, used = rate("block-3p-v1", {"rules": (wins, hands), "pimc-100": (1 - wins, hands)})
+    assert used == ["rules", "pimc-100"] and est is not None
+    assert est.lo == est.mean == est.hi
+    alone, _ = rate("block-3p-v1", {"rules": (wins, hands)})
+    assert alone is not None and alone.hi - alone.lo > 20
+
+
 def test_rows_against_the_bots_on_the_batched_engine_are_the_aec_figures() -> None:
     """A policy against the deterministic bots is played on the batched engine: the same
     figures as the AEC evaluation of the same held-out deals."""
     task = TASKS["block-4p-v1"]
     res = benchmark("block-4p", task, hands=40)
     for row in res.rows:
-        if row.opponent not in ("greedy", "rules"):
+        assert row.engine == ("batched" if row.opponent in ("greedy", "rules") else "aec")
+        if row.engine == "aec":
             continue
         lineup = [1, 0, 0, 0] if row.lineup == "field" else [0, 1, 1, 1]
         aec = evaluate(

@@ -4,7 +4,6 @@ input, opponents by any evaluate name, and the answer parser."""
 
 from __future__ import annotations
 
-import inspect
 import io
 import re
 import subprocess
@@ -224,7 +223,6 @@ def test_whole_game_through_stdin() -> None:
 
 
 def test_policy_opponent_and_language(capsys) -> None:
-    pytest.importorskip("torch")  # shipped policies need the train extra
     status = play.main(
         ["--seed", "5", "--episode", "hand", "--opponents", "block-2p", "--lang", "tr"],
         ask=Answers([], then="1"),
@@ -246,8 +244,6 @@ def test_policy_opponent_and_language(capsys) -> None:
     ],
 )
 def test_bad_setup_is_one_line(options: list[str], words: str, capsys) -> None:
-    if "block-2p" in options:
-        pytest.importorskip("torch")
     assert play.main(options, ask=Answers([])) == 2
     err = capsys.readouterr().err
     assert words in err and len(err.strip().splitlines()) == 1
@@ -280,10 +276,6 @@ def test_a_failing_opponent_saves_the_game(tmp_path: Path) -> None:
     assert records.load(path)["hands"][0]["moves"] == []
 
 
-@pytest.mark.skipif(
-    "max_pip" not in inspect.signature(raw_env).parameters,
-    reason="this block-env has only the double-six set",
-)
 def test_smaller_tile_set_game_records_and_replays(tmp_path: Path, capsys) -> None:
     path = tmp_path / "game.json"
     options = ["--max-pip", "3", "--episode", "hand", "--opponents", "random", "--seed", "1"]

@@ -5,8 +5,6 @@ framed, scores, passes and moves changing the picture, and PettingZoo's render t
 
 from __future__ import annotations
 
-import inspect
-
 import numpy as np
 import pytest
 from pettingzoo.test import render_test
@@ -139,10 +137,6 @@ def test_pettingzoo_render_test_still_passes() -> None:
     render_test(lambda render_mode: block_env.env(render_mode=render_mode, num_players=3))
 
 
-@pytest.mark.skipif(
-    "max_pip" not in inspect.signature(block_env.raw_env).parameters,
-    reason="this block-env has only the double-six set",
-)
 @pytest.mark.parametrize("max_pip", [2, 3, 5])
 def test_smaller_tile_sets_draw_a_whole_game(max_pip: int) -> None:
     standard = block_env.raw_env(render_mode="rgb_array")

@@ -232,7 +232,7 @@ def test_cli_writes_table_and_json(tmp_path, capsys: pytest.CaptureFixture) -> N
     assert "greedy" in text and "points/hand margin" in text
     data = json.loads(out.read_text())
     assert [s["name"] for s in data["stats"]] == ["greedy", "random"]
-    assert data["hands"] == 100
+    assert data["hands"] == 100 and data["engine"] == "aec"
     lad = tmp_path / "l.json"
     main(["--ladder", "random", "greedy", "--hands", "60", "--json", str(lad), "--no-progress"])
     assert json.loads(lad.read_text())["agents"] == ["random", "greedy"]
@@ -436,7 +436,8 @@ def test_shipped_policy_in_its_own_game_has_no_warning(capsys) -> None:
 
 
 def test_old_policy_file_warns_that_its_game_is_not_checked(tmp_path, capsys) -> None:
-    torch = pytest.importorskip("torch")
+    import torch
+
     from agents.network import ActorCritic, NetConfig
     from agents.policy_files import policy_dict
 
@@ -572,3 +573,13 @@ def test_an_importable_factory_is_an_agent_spec() -> None:
         build_agent("no_such_module:make")
     with pytest.raises(SetupError, match="has no attribute 'nothing'"):
         build_agent("agents.baselines:nothing")
+
+
+def test_a_result_names_its_engine_and_refuses_an_unknown_one() -> None:
+    from block_env.config import BlockConfig
+    from block_env.evaluation.results import eval_result
+
+    res = evaluate(["greedy", "random"], hands=4)
+    assert res.engine == "aec" and res.to_dict()["engine"] == "aec"
+    with pytest.raises(ValueError, match="engine='gpu' is not one of aec, batched"):
+        eval_result(["a", "b"], [0, 1], BlockConfig(), "hand", 0, res.per_deal, 0.0, engine="gpu")
