@@ -35,12 +35,15 @@ def train(
     cfg: TrainConfig, resume: str | bool | None = None, force: bool = False, ranks: Any = None
 ) -> dict:
     """Run the engine ``cfg.algo`` names; returns its final summary (also written to disk).
-    ``ranks``: this process's place in a data-parallel run (algo=ppo only)."""
+    ``ranks``: this process's place in a data-parallel run (algo=ppo only). The native PPO
+    gets the callbacks the config asks for (``probes.callbacks_of``: the NashConv probe)."""
     engine: Any
     if cfg.algo == "ppo":
         from block_env.training.ppo import train_ppo
+        from block_env.training.probes import callbacks_of
 
-        return train_ppo(cfg, resume=resume, force=force, ranks=ranks)
+        callbacks = callbacks_of(cfg)
+        return train_ppo(cfg, resume=resume, force=force, ranks=ranks, callbacks=callbacks)
     if ranks is not None and ranks.many:
         raise ConfigError(f"algo={cfg.algo} runs in one process: use algo=ppo on several ranks")
     if cfg.algo == "sb3":

@@ -11,6 +11,7 @@ import math
 import re
 import typing
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -245,20 +246,52 @@ def _type_name(kind: Any) -> str:
 
 
 def validate(cfg: TrainConfig) -> TrainConfig:
-    """Range checks; ValueError naming the key, the value and what is allowed."""
+    """Range checks, one section of the config after another; ValueError (``ConfigError``)
+    naming the key, the value and what is allowed."""
+    for check in (
+        _check_run,
+        _check_game,
+        _check_device,
+        _check_sizes,
+        _check_ranks,
+        _check_rollout,
+        _check_ppo,
+        _check_observation,
+        _check_init_policy,
+        _check_teacher,
+        _check_weights,
+        _check_budget,
+        _check_network,
+        _check_seats,
+        _check_opponents,
+        _check_evaluation,
+    ):
+        check(cfg)
+    return cfg
 
-    def need(ok: bool, key: str, allowed: str) -> None:
-        if not ok:
-            raise ConfigError(f"config {key}={getattr(cfg, key)!r} is not allowed: {allowed}")
 
-    need(cfg.algo in ALGOS, "algo", f"use one of {', '.join(ALGOS)}")
-    need(
+def _need(cfg: TrainConfig, ok: bool, key: str, allowed: str) -> None:
+    """ConfigError naming ``key``, its value and what is ``allowed`` unless ``ok``."""
+    if not ok:
+        raise ConfigError(f"config {key}={getattr(cfg, key)!r} is not allowed: {allowed}")
+
+
+def _check_run(cfg: TrainConfig) -> None:
+    """The engine, the run's name and folder, the seed."""
+    _need(cfg, cfg.algo in ALGOS, "algo", f"use one of {', '.join(ALGOS)}")
+    _need(
+        cfg,
         NAME_PATTERN.fullmatch(cfg.name) is not None and ".." not in cfg.name,
         "name",
         "use letters, digits, '.', '_' and '-' (no path separators, no '..'), up to 100",
     )
     _check_run_dir(cfg)
-    need(0 <= cfg.seed < SEED_LIMIT, "seed", "use an int in [0, 2**32)")
+    _need(cfg, 0 <= cfg.seed < SEED_LIMIT, "seed", "use an int in [0, 2**32)")
+
+
+def _check_game(cfg: TrainConfig) -> None:
+    """The table, the episode and its reward, the tile set."""
+    need = partial(_need, cfg)
     need(cfg.num_players in (2, 3, 4), "num_players", "use 2, 3 or 4")
     need(not cfg.partnership or cfg.num_players == 4, "partnership", "needs num_players=4")
     need(cfg.opener in ("rotate", "highest_double"), "opener", "use rotate or highest_double")
@@ -281,36 +314,59 @@ def validate(cfg: TrainConfig) -> TrainConfig:
         _block_config(cfg)
     except ValueError as exc:
         raise ConfigError(f"config max_pip/hand_size: {exc}") from None
-    need(
+
+
+def _check_device(cfg: TrainConfig) -> None:
+    """The torch device."""
+    _need(
+        cfg,
         cfg.device == "auto" or cfg.device.split(":")[0] in ("cpu", "cuda"),
         "device",
         "use auto, cpu, cuda or cuda:N",
     )
-    for key in (
-        "threads",
-        "num_envs",
-        "rollout_steps",
-        "epochs",
-        "minibatch_size",
-        "snapshot_every",
-        "pool_size",
-        "eval_every",
-        "eval_hands",
-        "final_eval_hands",
-        "checkpoint_every",
-        "total_steps",
-        "teacher_steps",
-        "sb3_envs",
-        "sb3_n_steps",
-    ):
-        need(getattr(cfg, key) >= 1, key, "use a positive int")
-    for key in ("rllib_envs_per_runner", "rllib_train_batch", "rllib_league_every"):
-        need(getattr(cfg, key) >= 1, key, "use a positive int")
-    need(cfg.rllib_league_size >= 1, "rllib_league_size", "use a positive int")
-    for key in ("num_env_runners", "rllib_num_cpus"):
-        need(getattr(cfg, key) >= 0, key, "use an int >= 0")
-    need(0 <= cfg.rllib_self_play <= 1, "rllib_self_play", "use a number in [0, 1]")
-    need(cfg.minibatch_size >= 2, "minibatch_size", "use at least 2 (advantages are normalised)")
+
+
+# Counts and sizes that must be positive ints, and those that may be 0.
+POSITIVE_INTS = (
+    "threads",
+    "num_envs",
+    "rollout_steps",
+    "epochs",
+    "minibatch_size",
+    "snapshot_every",
+    "pool_size",
+    "eval_every",
+    "eval_hands",
+    "final_eval_hands",
+    "checkpoint_every",
+    "total_steps",
+    "teacher_steps",
+    "sb3_envs",
+    "sb3_n_steps",
+    "rllib_envs_per_runner",
+    "rllib_train_batch",
+    "rllib_league_every",
+    "rllib_league_size",
+)
+NON_NEGATIVE_INTS = ("num_env_runners", "rllib_num_cpus")
+
+
+def _check_sizes(cfg: TrainConfig) -> None:
+    """Counts, sizes and periods of every engine."""
+    for key in POSITIVE_INTS:
+        _need(cfg, getattr(cfg, key) >= 1, key, "use a positive int")
+    for key in NON_NEGATIVE_INTS:
+        _need(cfg, getattr(cfg, key) >= 0, key, "use an int >= 0")
+    _need(cfg, 0 <= cfg.rllib_self_play <= 1, "rllib_self_play", "use a number in [0, 1]")
+    _need(
+        cfg, cfg.minibatch_size >= 2, "minibatch_size", "use at least 2 (advantages are normalised)"
+    )
+
+
+def _check_ranks(cfg: TrainConfig) -> None:
+    """Data-parallel ranks: local (nproc) or Ray Train, algo=ppo only, the split of the
+    games and minibatches."""
+    need = partial(_need, cfg)
     need(cfg.nproc >= 1, "nproc", "use a positive int (local ranks)")
     need(cfg.ray_workers >= 0, "ray_workers", "use 0 (no Ray) or a positive int")
     need(cfg.dist_timeout_s > 0, "dist_timeout_s", "use a positive number of seconds")
@@ -326,18 +382,34 @@ def validate(cfg: TrainConfig) -> TrainConfig:
         f"only algo=ppo trains on several ranks; algo={cfg.algo} runs in one process",
     )
     split_across(cfg, ranks)
+
+
+def _check_rollout(cfg: TrainConfig) -> None:
+    """A minibatch fits in one rollout."""
     if cfg.algo == "ppo":
         rollout = cfg.num_envs * cfg.rollout_steps
-        need(
+        _need(
+            cfg,
             cfg.minibatch_size <= rollout,
             "minibatch_size",
             f"use at most num_envs x rollout_steps = {rollout}, the most decisions a rollout "
             f"can yield (or raise num_envs or rollout_steps)",
         )
     if cfg.algo == "sb3":
-        need(cfg.sb3_envs * cfg.sb3_n_steps >= 2, "sb3_n_steps", "sb3_envs x sb3_n_steps >= 2")
+        _need(
+            cfg, cfg.sb3_envs * cfg.sb3_n_steps >= 2, "sb3_n_steps", "sb3_envs x sb3_n_steps >= 2"
+        )
+
+
+def _check_ppo(cfg: TrainConfig) -> None:
+    """The PPO numbers that must be positive."""
     for key in ("lr", "clip", "reward_scale", "max_grad_norm"):
-        need(getattr(cfg, key) > 0, key, "use a positive number")
+        _need(cfg, getattr(cfg, key) > 0, key, "use a positive number")
+
+
+def _check_observation(cfg: TrainConfig) -> None:
+    """What the policy reads (the information state: algo=ppo without the NashConv probe)."""
+    need = partial(_need, cfg)
     need(cfg.obs_type in OBS_TYPES, "obs_type", f"use one of {', '.join(OBS_TYPES)}")
     need(
         cfg.obs_type == "observation" or cfg.algo == "ppo",
@@ -351,27 +423,43 @@ def validate(cfg: TrainConfig) -> TrainConfig:
         "the NashConv probe (nashconv_every > 0) plays the plain observation only: use "
         "obs_type=observation or nashconv_every=0",
     )
-    need(
+
+
+def _check_init_policy(cfg: TrainConfig) -> None:
+    """Fine-tuning: algo=ppo only; init_other_table only with an init_policy."""
+    _need(
+        cfg,
         not cfg.init_policy or cfg.algo == "ppo",
         "init_policy",
         "only algo=ppo starts from a policy: leave it empty",
     )
-    need(
+    _need(
+        cfg,
         cfg.init_policy or not cfg.init_other_table,
         "init_other_table",
         "it only applies to an init_policy: name one or leave it false",
     )
-    need(cfg.teacher in TEACHERS, "teacher", f"use one of {', '.join(TEACHERS)}")
-    need(
+
+
+def _check_teacher(cfg: TrainConfig) -> None:
+    """Kickstarting's teacher bot (algo=ppo only) and the belief head (algo=ppo only)."""
+    _need(cfg, cfg.teacher in TEACHERS, "teacher", f"use one of {', '.join(TEACHERS)}")
+    _need(
+        cfg,
         cfg.teacher in ("auto", "none") or cfg.algo == "ppo",
         "teacher",
         "only algo=ppo has a teacher: use auto or none",
     )
-    need(
+    _need(
+        cfg,
         cfg.belief_coef == 0 or cfg.algo == "ppo",
         "belief_coef",
         f"only algo=ppo has a belief head: use 0 with algo={cfg.algo}",
     )
+
+
+def _check_weights(cfg: TrainConfig) -> None:
+    """Loss weights, the KL bound and the time limit: numbers >= 0."""
     for key in (
         "ent_coef",
         "vf_coef",
@@ -380,17 +468,33 @@ def validate(cfg: TrainConfig) -> TrainConfig:
         "time_limit_min",
         "teacher_coef",
     ):
-        need(getattr(cfg, key) >= 0, key, "use a number >= 0")
-    need(
+        _need(cfg, getattr(cfg, key) >= 0, key, "use a number >= 0")
+
+
+def _check_budget(cfg: TrainConfig) -> None:
+    """A run ends; the discount and GAE's lambda lie in [0, 1]."""
+    _need(
+        cfg,
         cfg.total_steps < NO_STEP_LIMIT or cfg.time_limit_min > 0,
         "total_steps",
         f"{NO_STEP_LIMIT:.0e} or more never ends: set time_limit_min too, or fewer steps",
     )
-    need(0 <= cfg.gamma <= 1, "gamma", "use a number in [0, 1]")
-    need(0 <= cfg.gae_lambda <= 1, "gae_lambda", "use a number in [0, 1]")
+    _need(cfg, 0 <= cfg.gamma <= 1, "gamma", "use a number in [0, 1]")
+    _need(cfg, 0 <= cfg.gae_lambda <= 1, "gae_lambda", "use a number in [0, 1]")
+
+
+def _check_network(cfg: TrainConfig) -> None:
+    """The network's layers, trunk and activation."""
+    need = partial(_need, cfg)
     need(bool(cfg.hidden) and all(h >= 1 for h in cfg.hidden), "hidden", "use positive ints")
     need(not (cfg.shared and cfg.privileged_critic), "shared", "needs privileged_critic=false")
     need(cfg.activation in ("relu", "tanh", "gelu"), "activation", "use relu, tanh or gelu")
+
+
+def _check_seats(cfg: TrainConfig) -> None:
+    """Who the learner plays beside: the lone rule bot (``rules_alone``), a bot partner
+    (``bot_partner``)."""
+    need = partial(_need, cfg)
     need(0 <= cfg.rules_alone <= 1, "rules_alone", "use a number in [0, 1]")
     need(
         cfg.rules_alone == 0 or cfg.algo == "ppo",
@@ -408,6 +512,11 @@ def validate(cfg: TrainConfig) -> TrainConfig:
         "bot_partner",
         "a partner exists only with partnership=true (and algo=ppo draws the seats)",
     )
+
+
+def _check_opponents(cfg: TrainConfig) -> None:
+    """The opponent mix, and the frozen ``fixed`` agent exactly when a kind uses it."""
+    need = partial(_need, cfg)
     unknown = sorted(set(cfg.opponents) - set(OPPONENT_KINDS))
     need(not unknown, "opponents", f"unknown kinds {unknown}; use {', '.join(OPPONENT_KINDS)}")
     need(
@@ -429,8 +538,13 @@ def validate(cfg: TrainConfig) -> TrainConfig:
     )
     if fixed_used and cfg.fixed_agent:
         _check_fixed_agent(cfg)
+
+
+def _check_evaluation(cfg: TrainConfig) -> None:
+    """The evaluation opponents: known, at least one, each once."""
     allowed = (*BASELINES, "fixed") if cfg.fixed_agent else BASELINES
     unknown = sorted(set(cfg.eval_opponents) - set(allowed))
+    need = partial(_need, cfg)
     need(not unknown, "eval_opponents", f"unknown agents {unknown}; use {', '.join(allowed)}")
     need(bool(cfg.eval_opponents), "eval_opponents", f"name at least one of {', '.join(allowed)}")
     need(
@@ -438,7 +552,6 @@ def validate(cfg: TrainConfig) -> TrainConfig:
         "eval_opponents",
         "name each opponent once",
     )
-    return cfg
 
 
 def _check_fixed_agent(cfg: TrainConfig) -> None:

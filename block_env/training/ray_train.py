@@ -87,6 +87,7 @@ class MirroredRunFolder(RunFolder):
 def worker_loop(config: dict[str, Any]) -> None:
     """One Ray Train worker: a rank of ``train_ppo``; rank 0 reports the outcome."""
     from block_env.training.ppo import train_ppo
+    from block_env.training.probes import callbacks_of
 
     cfg = config_from_dict(config["config"])
     ranks = Ranks.from_environment(cfg.dist_timeout_s)
@@ -101,7 +102,7 @@ def worker_loop(config: dict[str, Any]) -> None:
             init = from_bytes(config["init"]) if config["init"] else None
             opened = (run, state, init)
         try:
-            summary = train_ppo(cfg, ranks=ranks, opened=opened)
+            summary = train_ppo(cfg, ranks=ranks, opened=opened, callbacks=callbacks_of(cfg))
             outcome = {"status": 0, "summary": summary}
         except TrainError as exc:
             outcome = {"status": exc.exit_status, "error": str(exc)}

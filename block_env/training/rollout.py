@@ -218,109 +218,201 @@ class Collector:
         return act
 
     def collect(self) -> Batch:
-        cfg, n, B, T = self.cfg, self.n, self.num_envs, self.cfg.rollout_steps
-        obs_b = np.zeros((T, B, self.model.summary_dim), dtype=np.float32)
-        mask_b = np.zeros((T, B, self.mask.shape[1]), dtype=np.int8)
-        act_b = np.zeros((T, B), dtype=np.int64)
-        logp_b = np.zeros((T, B), dtype=np.float32)
-        val_b = np.zeros((T, B), dtype=np.float32)
-        rew_b = np.zeros((T, B), dtype=np.float32)
-        done_b = np.zeros((T, B), dtype=bool)
-        valid_b = np.zeros((T, B), dtype=bool)
-        seat_b = np.zeros((T, B), dtype=np.int64)
-        teacher_b = np.full((T, B), -1, dtype=np.int64)
-        tiles = self.env.config.tiles.num_tiles
-        priv_dim = PRIV_DIM if tiles == 28 else 3 * tiles  # 3 other seats' hands, T tiles each
-        priv_b = np.zeros((T, B, priv_dim if self.privileged else 0), dtype=np.float32)
-        last = np.full((B, n), -1, dtype=np.int64)  # step of each learning seat's last decision
+        """One rollout: ``rollout_steps`` steps of every game; the learner's decisions whose
+        hand (with ``episode=match``, match) ended inside it, with their advantages."""
+        buf = _Buffers.empty(
+            self.cfg.rollout_steps,
+            self.num_envs,
+            self.n,
+            self.model.summary_dim,
+            self.mask.shape[1],
+            self._priv_dim() if self.privileged else 0,
+        )
         snap = self._policy(self.snapshot if self.snapshot is not None else self.model)
-        hands, reward_sum = 0, 0.0
-        all_rows = np.arange(B)
-        for t in range(T):
-            mask, seat = self.mask, self.seat
+        all_rows = np.arange(self.num_envs)
+        for t in range(self.cfg.rollout_steps):
             plain, obs = self._views(self.obs)  # bots read plain, networks obs
-            learning = self.learn[all_rows, seat]
-            actions = np.zeros(B, dtype=np.int64)
-            if cfg.skip_forced:
-                forced = learning & (mask.sum(1) == 1)
-                actions[forced] = mask[forced].argmax(1)
-                learning_rows = learning & ~forced
-            else:
-                learning_rows = learning
-            rows = np.flatnonzero(learning_rows)
+            learning = self.learn[all_rows, self.seat]
+            actions, rows = self._forced_moves(learning)
             if rows.size:
-                priv = None
-                if self.privileged:
-                    dealt = self.env.snapshot()["hands"]
-                    p = privileged_features(dealt[rows], seat[rows], *set_tiles(tiles))
-                    priv_b[t, rows] = p
-                    priv = torch.from_numpy(p).to(self.device)
-                with torch.inference_mode():
-                    o = torch.from_numpy(obs[rows]).to(self.device)
-                    m = torch.from_numpy(mask[rows]).to(self.device)
-                    logits, value = self.model(o, priv)
-                    check_finite(logits, "the policy's logits")
-                    check_finite(value, "the critic's values")
-                    masked = mask_logits(logits, m)
-                    probs = torch.softmax(masked, -1)
-                    a = torch.multinomial(probs.cpu(), 1, generator=self.generator).squeeze(-1)
-                    logp = torch.log_softmax(masked, -1).cpu().gather(1, a[:, None]).squeeze(1)
-                actions[rows] = a.numpy()
-                obs_b[t, rows] = obs[rows]
-                mask_b[t, rows] = mask[rows]
-                act_b[t, rows] = actions[rows]
-                logp_b[t, rows] = logp.numpy()
-                val_b[t, rows] = value.cpu().numpy()
-                valid_b[t, rows] = True
-                seat_b[t, rows] = seat[rows]
-                if self.teaching:
-                    teacher_b[t, rows] = self.opponents.act(
-                        self.teacher, plain[rows], mask[rows], None
-                    )
-                last[rows, seat[rows]] = t
-            others = np.flatnonzero(~learning)
-            for k, kind in enumerate(self.kinds):
-                sel = others[self.kind[others] == k]
-                if sel.size:
-                    policy = snap if kind == "snapshot" else self._policy(self.model)
-                    seen = obs if kind in ("self", "snapshot") else plain
-                    if kind == "fixed" and self.fixed_history:
-                        seen = self.obs  # the env's full information states
-                    actions[sel] = self.opponents.act(kind, seen[sel], mask[sel], policy)
+                self._learner_moves(buf, t, rows, obs, plain, actions)
+            self._opponent_moves(np.flatnonzero(~learning), obs, plain, actions, snap)
             self.obs, self.mask, self.seat, rewards, terminated, info = self.env.step(actions)
-            # Rewards reach each learning seat's last decision; the episode's end (a hand, or
-            # with episode=match the match) closes them.
-            for s in range(n):
-                got = np.flatnonzero(self.learn[:, s] & (last[:, s] >= 0) & (rewards[:, s] != 0))
-                rew_b[last[got, s], got] += rewards[got, s] * cfg.reward_scale
-            over = np.flatnonzero(info["hand_over"] if self.per_hand else terminated)
-            if over.size:
-                for s in range(n):
-                    closed = over[self.learn[over, s] & (last[over, s] >= 0)]
-                    done_b[last[closed, s], closed] = True
-                    if closed.size:
-                        hands += int(closed.size)
-                        reward_sum += float(rewards[closed, s].sum())
-                last[over] = -1
-                self._assign(np.flatnonzero(terminated))
+            self._credit(buf, rewards, terminated, info)
+        return self._batch(buf)
+
+    def _priv_dim(self) -> int:
+        """Length of the privileged features: the 3 other seats' hands, one entry per tile."""
+        tiles = self.env.config.tiles.num_tiles
+        return PRIV_DIM if tiles == 28 else 3 * tiles
+
+    def _forced_moves(self, learning: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The step's action array, with the forced moves of learning seats filled in when
+        ``skip_forced``; and the rows where the learner decides."""
+        actions = np.zeros(self.num_envs, dtype=np.int64)
+        if self.cfg.skip_forced:
+            forced = learning & (self.mask.sum(1) == 1)
+            actions[forced] = self.mask[forced].argmax(1)
+            learning = learning & ~forced
+        return actions, np.flatnonzero(learning)
+
+    def _learner_moves(
+        self,
+        buf: _Buffers,
+        t: int,
+        rows: np.ndarray,
+        obs: np.ndarray,
+        plain: np.ndarray,
+        actions: np.ndarray,
+    ) -> None:
+        """The learner's sampled moves in ``rows``, recorded at step ``t`` of ``buf`` (with
+        the privileged features, and the teacher's move while it teaches)."""
+        mask, seat = self.mask, self.seat
+        priv = None
+        if self.privileged:
+            dealt = self.env.snapshot()["hands"]
+            tiles = self.env.config.tiles.num_tiles
+            p = privileged_features(dealt[rows], seat[rows], *set_tiles(tiles))
+            buf.priv[t, rows] = p
+            priv = torch.from_numpy(p).to(self.device)
+        a, logp, value = self._sample(obs[rows], mask[rows], priv)
+        actions[rows] = a.numpy()
+        buf.obs[t, rows] = obs[rows]
+        buf.mask[t, rows] = mask[rows]
+        buf.actions[t, rows] = actions[rows]
+        buf.logp[t, rows] = logp.numpy()
+        buf.values[t, rows] = value.cpu().numpy()
+        buf.valid[t, rows] = True
+        buf.seats[t, rows] = seat[rows]
+        if self.teaching:
+            buf.teacher[t, rows] = self.opponents.act(self.teacher, plain[rows], mask[rows], None)
+        buf.last[rows, seat[rows]] = t
+
+    def _sample(
+        self, obs: np.ndarray, mask: np.ndarray, priv: torch.Tensor | None
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """The learner's (action, log-probability, value) on each row, the action drawn
+        from the masked policy with the collector's generator."""
+        with torch.inference_mode():
+            o = torch.from_numpy(obs).to(self.device)
+            m = torch.from_numpy(mask).to(self.device)
+            logits, value = self.model(o, priv)
+            check_finite(logits, "the policy's logits")
+            check_finite(value, "the critic's values")
+            masked = mask_logits(logits, m)
+            probs = torch.softmax(masked, -1)
+            a = torch.multinomial(probs.cpu(), 1, generator=self.generator).squeeze(-1)
+            logp = torch.log_softmax(masked, -1).cpu().gather(1, a[:, None]).squeeze(1)
+        return a, logp, value
+
+    def _opponent_moves(
+        self,
+        others: np.ndarray,
+        obs: np.ndarray,
+        plain: np.ndarray,
+        actions: np.ndarray,
+        snap: Any,
+    ) -> None:
+        """The moves of the seats the learner does not hold (rows ``others``), each game's
+        opponent kind reading what it reads."""
+        for k, kind in enumerate(self.kinds):
+            sel = others[self.kind[others] == k]
+            if sel.size:
+                policy = snap if kind == "snapshot" else self._policy(self.model)
+                seen = obs if kind in ("self", "snapshot") else plain
+                if kind == "fixed" and self.fixed_history:
+                    seen = self.obs  # the env's full information states
+                actions[sel] = self.opponents.act(kind, seen[sel], self.mask[sel], policy)
+
+    def _credit(
+        self, buf: _Buffers, rewards: np.ndarray, terminated: np.ndarray, info: dict[str, Any]
+    ) -> None:
+        """Rewards reach each learning seat's last decision; the episode's end (a hand, or
+        with episode=match the match) closes them, and the games that ended start anew."""
+        last = buf.last
+        for s in range(self.n):
+            got = np.flatnonzero(self.learn[:, s] & (last[:, s] >= 0) & (rewards[:, s] != 0))
+            buf.rewards[last[got, s], got] += rewards[got, s] * self.cfg.reward_scale
+        over = np.flatnonzero(info["hand_over"] if self.per_hand else terminated)
+        if over.size:
+            for s in range(self.n):
+                closed = over[self.learn[over, s] & (last[over, s] >= 0)]
+                buf.dones[last[closed, s], closed] = True
+                if closed.size:
+                    buf.hands += int(closed.size)
+                    buf.reward_sum += float(rewards[closed, s].sum())
+            last[over] = -1
+            self._assign(np.flatnonzero(terminated))
+
+    def _batch(self, buf: _Buffers) -> Batch:
+        """The trainable decisions of ``buf``, flat, with their advantages and returns."""
+        cfg, n = self.cfg, self.n
+        T, B = buf.actions.shape
         adv, trainable = gae(
-            rew_b, val_b, done_b, valid_b, seat_b, n, cfg.gamma, cfg.gae_lambda, not self.per_hand
+            buf.rewards,
+            buf.values,
+            buf.dones,
+            buf.valid,
+            buf.seats,
+            n,
+            cfg.gamma,
+            cfg.gae_lambda,
+            not self.per_hand,
         )
         idx = trainable.ravel()
         flat_adv = adv.ravel()[idx]
-        flat_val = val_b.ravel()[idx]
+        flat_val = buf.values.ravel()[idx]
         return Batch(
-            obs=obs_b.reshape(T * B, -1)[idx],
-            priv=priv_b.reshape(T * B, -1)[idx],
-            mask=mask_b.reshape(T * B, -1)[idx],
-            actions=act_b.ravel()[idx],
-            logp=logp_b.ravel()[idx],
+            obs=buf.obs.reshape(T * B, -1)[idx],
+            priv=buf.priv.reshape(T * B, -1)[idx],
+            mask=buf.mask.reshape(T * B, -1)[idx],
+            actions=buf.actions.ravel()[idx],
+            logp=buf.logp.ravel()[idx],
             values=flat_val,
             advantages=flat_adv,
             returns=flat_adv + flat_val,
-            teacher=teacher_b.ravel()[idx],
-            hands=hands,
-            reward_sum=reward_sum,
+            teacher=buf.teacher.ravel()[idx],
+            hands=buf.hands,
+            reward_sum=buf.reward_sum,
+        )
+
+
+@dataclass
+class _Buffers:
+    """One rollout's record, (T steps, B games) per array: the learner's decisions."""
+
+    obs: np.ndarray
+    priv: np.ndarray  # (T, B, 0) without privileged features
+    mask: np.ndarray
+    actions: np.ndarray
+    logp: np.ndarray
+    values: np.ndarray
+    rewards: np.ndarray
+    dones: np.ndarray
+    valid: np.ndarray  # a decision of the learner
+    seats: np.ndarray
+    teacher: np.ndarray  # -1: no teacher's move recorded
+    last: np.ndarray  # (B, n) step of each learning seat's last open decision (-1: none)
+    hands: int = 0  # learner hands finished in the rollout
+    reward_sum: float = 0.0  # raw points the learner seats won in them
+
+    @classmethod
+    def empty(
+        cls, T: int, B: int, n: int, obs_dim: int, num_actions: int, priv_dim: int
+    ) -> _Buffers:
+        return cls(
+            obs=np.zeros((T, B, obs_dim), dtype=np.float32),
+            priv=np.zeros((T, B, priv_dim), dtype=np.float32),
+            mask=np.zeros((T, B, num_actions), dtype=np.int8),
+            actions=np.zeros((T, B), dtype=np.int64),
+            logp=np.zeros((T, B), dtype=np.float32),
+            values=np.zeros((T, B), dtype=np.float32),
+            rewards=np.zeros((T, B), dtype=np.float32),
+            dones=np.zeros((T, B), dtype=bool),
+            valid=np.zeros((T, B), dtype=bool),
+            seats=np.zeros((T, B), dtype=np.int64),
+            teacher=np.full((T, B), -1, dtype=np.int64),
+            last=np.full((B, n), -1, dtype=np.int64),
         )
 
 
