@@ -8,7 +8,10 @@ plumbing they share, written once.
 * ``results``: evaluation against the baseline bots, the final tables and learning curve.
 * ``rollout``: the batched games the native PPO learns from, and their advantages (GAE).
 * ``ppo``: self-play PPO on the batched engine (``algo: ppo``, the default), on one rank or
-  many.
+  many: the run's settings resolved once (``RunSpec``), a loop of collect, update,
+  log/evaluate, checkpoint, and ``Callback`` hooks into it.
+* ``probes``: callbacks that measure the policy during a run (the NashConv probe), attached
+  by ``cli`` when the config asks for them.
 * ``distributed``: the ranks of a data-parallel (DD-PPO) run and the collectives it needs.
 * ``launch``: ``python train.py nproc=N``, the local ranks started with torchrun's launcher.
 * ``ray_train``: the same ranks under Ray Train (``ray_workers=N``), locally or on a cluster.

@@ -151,9 +151,7 @@ class RunSpec:
 
     def teacher_weight(self, env_steps: int) -> float:
         """``teacher_weight`` of the run at ``env_steps``."""
-        if not self.teacher_coef:
-            return 0.0
-        return self.teacher_coef * max(0.0, 1.0 - env_steps / self.teacher_steps)
+        return _falling(self.teacher_coef, self.teacher_steps, env_steps)
 
 
 def teacher_weight(cfg: TrainConfig, env_steps: int) -> float:
@@ -161,7 +159,12 @@ def teacher_weight(cfg: TrainConfig, env_steps: int) -> float:
     linearly to 0 at ``teacher_steps`` (0 without a teacher)."""
     if teacher_of(cfg) == "none":
         return 0.0
-    return cfg.teacher_coef * max(0.0, 1.0 - env_steps / cfg.teacher_steps)
+    return _falling(cfg.teacher_coef, cfg.teacher_steps, env_steps)
+
+
+def _falling(coef: float, steps: int, env_steps: int) -> float:
+    """``coef`` falling linearly to 0 at ``steps``, then 0."""
+    return coef * max(0.0, 1.0 - env_steps / steps)
 
 
 # ============================================================================ callbacks
@@ -525,7 +528,7 @@ def _learner(spec: RunSpec, ranks: Ranks, init: Any) -> Learner:
                 flush=True,
             )
     # fused: one kernel for all parameters, about half the for-loop Adam's time per step
-    optimizer = torch.optim.Adam(model.parameters(), lr=cfg.lr, eps=1e-5, fused=True)
+    optimizer = torch.optim.Adam(model.parameters(), lr=spec.lr, eps=1e-5, fused=True)
     opponent = new_model(cfg, spec.device)
     opponent.eval()
     collector = Collector(cfg, model, spec.device, rng, num_envs=spec.num_envs, seed=spec.seed)
