@@ -120,7 +120,7 @@ def import_graph() -> dict[str, dict[str, int]]:
     for name, path in modules.items():
         edges = graph.setdefault(name, {})
         for target, line in imports_of(path, name, set(modules)):
-            edges.setdefault(target, line)
+            edges[target] = min(line, edges.get(target, line))
     return graph
 
 
@@ -206,14 +206,15 @@ def test_no_import_circle() -> None:
 
 
 def test_the_graph_sees_lazy_imports_and_module_strings(tmp_path: Path) -> None:
-    """The circle finder's own check: a function-level import, an ``import_module`` string
-    and a registry string each make an edge, a docstring or a word does not, and a circle
-    made of them is reported with its path."""
+    """The circle finder's own check: a function-level import, an ``import_module`` string,
+    a registry string and an agent spec's f-string each make an edge, a docstring or a word
+    does not, and a circle made of them is reported with its path."""
     mods = {"agents", "agents.a", "agents.b", "agents.c", "block_env.d"}
     src = {
         "a": "def f():\n    from agents import b\n",
         "b": 'import importlib\nX = importlib.import_module("agents.c")\n',
-        "c": '"""agents.a is named here."""\nR = {"x": "agents.a:make", "y": "agents"}\n',
+        "c": '"""agents.a is named here."""\nR = {"x": "agents.a:make", "y": "agents"}\n'
+        'S = f"block_env.d:make:path={R}"\n',
     }
     graph = {}
     for name, text in src.items():
@@ -224,7 +225,7 @@ def test_the_graph_sees_lazy_imports_and_module_strings(tmp_path: Path) -> None:
     assert graph == {
         "agents.a": {"agents.b": 2},
         "agents.b": {"agents.c": 2},
-        "agents.c": {"agents.a": 2},
+        "agents.c": {"agents.a": 2, "block_env.d": 3},
     }
     assert cycles(graph) == [["agents.a", "agents.b", "agents.c", "agents.a"]]
     assert describe(cycles(graph)[0], graph) == (
