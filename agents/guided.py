@@ -17,21 +17,22 @@ played, and among moves the network likes, the solved deals decide. ``weight=0``
 is it widened to the information state and fine-tuned), 50 worlds and weight 2, chosen
 against that network on 2,000 hands of duplicate deals (weights 0.5 to 8, 50 and 100
 worlds), with a node budget that keeps every decision under 100 ms on one core. On fresh
-deals it is level with both that network and PIMC-100 (docs/ladder.md, "Search at play
-time"): a tool, not yet a stronger player.
+deals it is level with both that network and PIMC-100 (docs/results.md, "2 players"): a
+tool, not yet a stronger player.
 
-``block-partnership-search`` is the preset for partnership: the ``block-partnership-stage1``
-network (the first of block-partnership's two training stages) beside the 20 worlds of the
-PIMC-20 it plays against, weight 1. There the search and the network err apart enough that
-two copies beat two PIMC-20, where two networks alone lose, and one beside a PIMC-20
-partner beats two PIMC-20 by a third of a point a hand (docs/strength.md, "Search at play
-time: block-partnership-search").
+``block-partnership-search`` is the preset for partnership: its own network
+(``agents/policies/block-partnership-search.pt``, the first of block-partnership's two
+training stages) beside the 20 worlds of the PIMC-20 it plays against, weight 1. There the
+search and the network err apart enough that two copies beat two PIMC-20, where two
+networks alone do not, and one beside a PIMC-20 partner beats two PIMC-20 by a third of a
+point a hand (docs/results.md, "Partnership").
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -55,10 +56,10 @@ BLOCK_2P_SEARCH: dict[str, Any] = {
     "weight": 2.0,
     "node_budget": 25_000,  # the opening lead (~1,300 nodes a world) stops near 19 worlds
 }
-# The partnership preset: block-partnership-stage1's network beside PIMC-20's worlds, weight
-# chosen against two PIMC-20 on tuning deals (docs/strength.md, "Search at play time").
+# The partnership preset: its network beside PIMC-20's worlds, weight chosen against two
+# PIMC-20 on tuning deals.
 BLOCK_PARTNERSHIP_SEARCH: dict[str, Any] = {
-    "policy": "block-partnership-stage1",  # the network it was tuned and measured with
+    "policy": str(Path(__file__).resolve().parent / "policies" / "block-partnership-search.pt"),
     "worlds": 20,
     "weight": 1.0,
     "node_budget": None,
@@ -162,5 +163,5 @@ block_2p_search = _preset_builder(
 block_partnership_search = _preset_builder(
     BLOCK_PARTNERSHIP_SEARCH,
     "The shipped partnership search agent (``BLOCK_PARTNERSHIP_SEARCH``):"
-    " block-partnership-stage1's network guiding PIMC-20's worlds.",
+    " its network guiding PIMC-20's worlds.",
 )

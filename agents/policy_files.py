@@ -24,6 +24,7 @@ observation, then per relative seat H slots of the hand's history). H depends on
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -45,11 +46,18 @@ SHIPPED: dict[str, str] = {
     "block-3p": "block-3p.pt",
     "block-4p": "block-4p.pt",
     "block-partnership": "block-partnership.pt",
-    # block-partnership's first stage, which the partnership highest-double and match tasks'
-    # fields froze and the block-partnership-search preset was measured with
-    "block-partnership-stage1": "block-partnership-stage1.pt",
-    # the first block-partnership (trained from scratch), which block-partnership-v1's field froze
-    "block-partnership-scratch": "block-partnership-scratch.pt",
+}
+# Names that no longer ship, kept for one release: name -> (its file now, relative to the
+# repository's packages, and where to find it). Loading one warns (DeprecationWarning).
+DEPRECATED: dict[str, tuple[str, str]] = {
+    "block-partnership-stage1": (
+        "agents/policies/block-partnership-search.pt",
+        "the block-partnership-search preset's network",
+    ),
+    "block-partnership-scratch": (
+        "block_env/benchmark/networks/block-partnership-v1/block-partnership.pt",
+        "the network of block-partnership-v1's field",
+    ),
 }
 GAME_KEYS = ("num_players", "opener", "episode", "partnership", "target_score", "reward")
 EXPECTED_FILE = "a block-env policy or train.py checkpoint written by torch.save"
@@ -236,6 +244,11 @@ def _one_line(exc: BaseException, limit: int = 240) -> str:
 def resolve(name_or_path: str | Path) -> Path:
     """Path of a shipped policy name (``block-2p``...) or of a given file."""
     key = str(name_or_path)
+    if key in DEPRECATED:
+        where, what = DEPRECATED[key]
+        message = f"the policy name {key!r} is deprecated: it is {what}, {where}"
+        warnings.warn(message, DeprecationWarning, stacklevel=2)
+        return POLICY_DIR.parents[1] / where
     if key in SHIPPED:
         path = POLICY_DIR / SHIPPED[key]
         if not path.is_file():

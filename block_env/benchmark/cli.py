@@ -4,7 +4,8 @@
     python -m block_env.benchmark exploit AGENT --task block-d3-2p-v1 --steps 5000000
     python -m block_env.benchmark tasks                     # the frozen tasks
     python -m block_env.benchmark train ppo --task block-2p-v1 --minutes 10 --seed 0
-    python -m block_env.benchmark leaderboard docs/results/leaderboard
+    python -m block_env.benchmark leaderboard ROW_FILES... --json board.json --markdown
+    python -m block_env.benchmark table docs/results/block-2p-v1/*.json   # a docs table
 
 Setup errors are one line on stderr with exit status 2, before anything is played.
 """
@@ -16,7 +17,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from block_env.agent_specs import SetupError
-from block_env.benchmark import leaderboard
+from block_env.benchmark import leaderboard, table
 from block_env.benchmark.algorithms import ALGORITHMS
 from block_env.benchmark.exploit import ExploitResult, exploit
 from block_env.benchmark.runner import BenchmarkResult, benchmark
@@ -160,17 +161,43 @@ def _leaderboard_main(prog: str, argv: list[str]) -> int:
     p.add_argument("paths", nargs="+", help="row JSON files or folders of them")
     p.add_argument("--markdown", action="store_true", help="print a Markdown table")
     p.add_argument("--opponent", default="rules", help="the margin column's opponent")
+    p.add_argument("--json", default=None, help="also write the table and its rows to this file")
     try:
         args = p.parse_args(argv)
         for path in args.paths:
             if not Path(path).exists():
                 raise UsageError(f"{path}: no such file or folder")
-        entries = leaderboard.aggregate(leaderboard.load_rows(args.paths), args.opponent)
+        output = None if args.json is None else check_output(args.json)
+        rows = leaderboard.load_rows(args.paths)
+        entries = leaderboard.aggregate(rows, args.opponent)
     except (UsageError, SetupError) as exc:
         print(f"{prog}: error: {exc}", file=sys.stderr)
         return 2
     render = leaderboard.leaderboard_markdown if args.markdown else leaderboard.leaderboard_text
     print(render(entries))
+    if output is not None:
+        write_json(output, leaderboard.leaderboard_file(rows, args.opponent))
+    return 0
+
+
+def _table_main(prog: str, argv: list[str]) -> int:
+    p = Parser(
+        prog=f"{prog} table",
+        description="The Markdown table of result files (benchmark results, evaluations, a "
+        "ladder, leaderboard rows, exploitability bounds, a training run's eval.json), as "
+        "the docs show it.",
+        epilog=f"example: {prog} table docs/results/block-2p-v1/block-2p.json "
+        "docs/results/block-2p-v1/rules.json",
+    )
+    p.add_argument("files", nargs="+", help="result JSON files of one kind")
+    p.add_argument("--every", type=int, default=1, help="a training run's every k-th evaluation")
+    try:
+        args = p.parse_args(argv)
+        text = table.render(args.files, args.every)
+    except (UsageError, ValueError) as exc:
+        print(f"{prog} table: error: {exc}", file=sys.stderr)
+        return 2
+    print(text)
     return 0
 
 
@@ -194,8 +221,8 @@ def tasks_table() -> str:
     for t in TASKS.values():
         names = []
         for o in t.field:
-            frozen = field_network(t, o.spec)[0]  # another name when a later policy took it
-            name = o.spec if frozen == o.spec else f"{o.spec} = {frozen}"
+            sha256 = field_network(t, o.spec)[1]  # a network: the file the task froze
+            name = o.spec if sha256 is None else f"{o.spec}@{sha256[:8]}"
             names.append(name if o.deals is None else f"{name} ({o.deals})")
         field = ", ".join(names)
         rows.append([t.id, t.description, f"{t.deals} x {t.num_players}", field])
@@ -216,6 +243,8 @@ def main(argv: Iterable[str] | None = None, prog: str | None = None) -> int:
         return _train_main(prog, args_list[1:])
     if args_list[:1] == ["leaderboard"]:
         return _leaderboard_main(prog, args_list[1:])
+    if args_list[:1] == ["table"]:
+        return _table_main(prog, args_list[1:])
     try:
         args = _score_parser(prog).parse_args(args_list)
         task = _task(args.task)

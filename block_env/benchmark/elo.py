@@ -18,10 +18,11 @@ import numpy as np
 
 from block_env.evaluation.stats import Estimate, joint_deal_draw
 
-# task id -> the ladder file it comes from and the fixed rating of each opponent label
+# task id -> the frozen ladder it comes from (package data: the round robin's JSON, as
+# `block-env ladder --json` wrote it) and the fixed rating of each opponent label
 FROZEN_LADDERS: dict[str, tuple[str, dict[str, float]]] = {
     "block-2p-v1": (
-        "docs/results/ladders/ladder_2p_block-2p-plain@7779b4d6_seed0_1000h.json",
+        "block_env/benchmark/data/ladders/block-2p-v1.json",
         {
             "random": 0.0,
             "greedy": 45.244292216787855,
@@ -31,7 +32,7 @@ FROZEN_LADDERS: dict[str, tuple[str, dict[str, float]]] = {
         },
     ),
     "block-3p-v1": (
-        "docs/results/ladders/ladder_3p_block-3p@8760d310_seed0_402h.json",
+        "block_env/benchmark/data/ladders/block-3p-v1.json",
         {
             "random": 0.0,
             "greedy": 18.976127926444065,
@@ -41,7 +42,7 @@ FROZEN_LADDERS: dict[str, tuple[str, dict[str, float]]] = {
         },
     ),
     "block-4p-v1": (
-        "docs/results/ladders/ladder_4p_block-4p@34e65c11_seed0_300h.json",
+        "block_env/benchmark/data/ladders/block-4p-v1.json",
         {
             "random": 0.0,
             "greedy": 14.99858801729178,

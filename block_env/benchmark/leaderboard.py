@@ -5,7 +5,7 @@ deals (``block_env.benchmark.runner.benchmark``); the table aggregates the seeds
 percentile-bootstrap 95% CI over seeds, beside every seed's own figure.
 
     python -m block_env.benchmark train ppo --task block-2p-v1 --minutes 10 --seed 0 --json F
-    python -m block_env.benchmark leaderboard docs/results/leaderboard/block-2p-v1
+    python -m block_env.benchmark leaderboard ROW_FILES... --json board.json --markdown
 """
 
 from __future__ import annotations
@@ -150,16 +150,24 @@ def bootstrap_iqm(
 
 
 def load_rows(paths: Iterable[str | Path]) -> list[dict[str, Any]]:
-    """The row files at ``paths`` (files, or folders searched for ``*.json``)."""
+    """The rows in the files at ``paths`` (files, or folders searched for ``*.json``): a row
+    file, or a leaderboard file (``leaderboard --json``) holding the rows it was made of."""
     rows = []
     for path in map(Path, paths):
         files = sorted(path.rglob("*.json")) if path.is_dir() else [path]
         for f in files:
             data = json.loads(f.read_text(encoding="utf-8"))
-            if data.get("format") != ROW_FORMAT or "algorithm" not in data:
-                raise SetupError(f"{f}: not a leaderboard row (format {ROW_FORMAT})")
-            rows.append(data)
+            found = data.get("rows", []) if "leaderboard" in data else [data]
+            for row in found:
+                if row.get("format") != ROW_FORMAT or "algorithm" not in row:
+                    raise SetupError(f"{f}: not a leaderboard row (format {ROW_FORMAT})")
+            rows += found
     return rows
+
+
+def leaderboard_file(rows: list[dict[str, Any]], opponent: str = "rules") -> dict[str, Any]:
+    """What ``leaderboard --json`` writes: the table's entries and every row they rest on."""
+    return {"format": ROW_FORMAT, "leaderboard": aggregate(rows, opponent), "rows": rows}
 
 
 def row_margin(row: dict[str, Any], opponent: str) -> float | None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -63,7 +64,7 @@ class Task:
     description: str = ""
     opener: str = "rotate"
     episode: str = "hand"
-    # the field's shipped networks were trained for another game (the rotating lead, one
+    # the field's networks were trained for another game (the rotating lead, one
     # hand); the task plays them there as they are, and only the agent's fit is checked
     field_off_its_game: bool = False
 
@@ -289,49 +290,54 @@ _TASKS = (
 
 TASKS: dict[str, Task] = {t.id: t for t in _TASKS}
 
-# The shipped networks of each task's field as the task froze them: the name in the field ->
-# (the name that file is shipped under now, its sha256). A newer policy shipped under the
-# field's name does not change the task: the runner plays the frozen file, and refuses to run
-# when that file's sha256 differs.
-_SHIPPED_SHA256 = {  # the shipped networks the tasks froze, by the name they ship under
-    "block-2p": "82065c7007b08e8f2fc2ab4ea2feccebf00da9a654c03327addf505b78969b06",
-    "block-3p": "e47588b84d4f12682350ddec8c736faf0530fc83be70f5251e23899f291f3cf4",
-    "block-4p": "34e65c1145194a304a18fe7ce62db6cf231fa3d56a8939175b4274d0ac1cc631",
-    "block-partnership-stage1": "f018eba4e594164bc4c93811b1a43851e4c2832fdd3db4ff481d8499e34fd7bc",
-    "block-partnership-scratch": "0f2fe29bc743a724b852524e2b874adbe6f242e22f5c8a1da5a22df74a55a1ca",
+NETWORKS_DIR = Path(__file__).resolve().parent / "networks"
+_2P = (
+    "block-2p-v1/block-2p.pt",
+    "82065c7007b08e8f2fc2ab4ea2feccebf00da9a654c03327addf505b78969b06",
+)
+_3P = (
+    "block-3p-v1/block-3p.pt",
+    "e47588b84d4f12682350ddec8c736faf0530fc83be70f5251e23899f291f3cf4",
+)
+_4P = (
+    "block-4p-v1/block-4p.pt",
+    "34e65c1145194a304a18fe7ce62db6cf231fa3d56a8939175b4274d0ac1cc631",
+)
+_PARTNERSHIP = (
+    "block-partnership-v1/block-partnership.pt",
+    "0f2fe29bc743a724b852524e2b874adbe6f242e22f5c8a1da5a22df74a55a1ca",
+)
+_PARTNERSHIP_HD = (
+    "block-partnership-hd-v1/block-partnership.pt",
+    "f018eba4e594164bc4c93811b1a43851e4c2832fdd3db4ff481d8499e34fd7bc",
+)
+# The networks of each task's field, as the task froze them: task id -> {the network's name
+# in the field: (its file under NETWORKS_DIR, the file's sha256)}. Each file is named by the
+# task that first froze it; the runner refuses to play a file whose sha256 differs.
+FROZEN_NETWORKS: dict[str, dict[str, tuple[str, str]]] = {
+    "block-2p-v1": {"block-2p": _2P},
+    "block-2p-hd-v1": {"block-2p": _2P},
+    "block-2p-match-v1": {"block-2p": _2P},
+    "block-3p-v1": {"block-3p": _3P},
+    "block-3p-hd-v1": {"block-3p": _3P},
+    "block-3p-match-v1": {"block-3p": _3P},
+    "block-4p-v1": {"block-4p": _4P},
+    "block-4p-hd-v1": {"block-4p": _4P},
+    "block-4p-match-v1": {"block-4p": _4P},
+    "block-partnership-v1": {"block-partnership": _PARTNERSHIP},
+    "block-partnership-hd-v1": {"block-partnership": _PARTNERSHIP_HD},
+    "block-partnership-match-v1": {"block-partnership": _PARTNERSHIP_HD},
 }
-# field names that a later policy took: task id -> {the name in the field: its name now}
-SHIPPED_SINCE: dict[str, dict[str, str]] = {
-    "block-partnership-v1": {"block-partnership": "block-partnership-scratch"},
-    "block-partnership-hd-v1": {"block-partnership": "block-partnership-stage1"},
-    "block-partnership-match-v1": {"block-partnership": "block-partnership-stage1"},
-}
-
-
-def shipped_name(task_id: str, name: str) -> str:
-    """The name that the policy ``task_id`` froze as ``name`` ships under now."""
-    return SHIPPED_SINCE.get(task_id, {}).get(name, name)
-
-
-def _frozen(task: Task) -> dict[str, tuple[str, str]]:
-    """The shipped networks of ``task``'s field: name in the field -> (name now, sha256)."""
-    out = {}
-    for o in task.field:
-        shipped = shipped_name(task.id, o.spec)
-        if shipped in _SHIPPED_SHA256:
-            out[o.spec] = (shipped, _SHIPPED_SHA256[shipped])
-    return out
-
-
-FROZEN_NETWORKS: dict[str, dict[str, tuple[str, str]]] = {task.id: _frozen(task) for task in _TASKS}
 
 
 def field_network(task: Task, spec: str) -> tuple[str, str | None]:
     """(the spec that plays the field opponent ``spec`` of ``task``, the sha256 its policy
-    file must have): a shipped network as the task froze it, anything else as it is (no
-    file to check)."""
+    file must have): a field network is the path of the file the task froze, anything else
+    plays as it is (no file to check)."""
     frozen = FROZEN_NETWORKS.get(task.id, {}).get(spec)
-    return frozen if frozen is not None else (spec, None)
+    if frozen is None:
+        return spec, None
+    return str(NETWORKS_DIR / frozen[0]), frozen[1]
 
 
 def get_task(task_id: str) -> Task:

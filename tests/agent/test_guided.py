@@ -5,7 +5,9 @@ network's greedy move), forced moves, bad arguments, the game check and the pres
 
 from __future__ import annotations
 
+import hashlib
 import math
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -130,11 +132,31 @@ def test_preset_plays_in_evaluate_hands_and_matches() -> None:
     assert hands.hands == 4 and matches.matches == 2 and not hands.notes
 
 
+# the network block-partnership-search was tuned and measured with, in the preset's own file
+PARTNERSHIP_SEARCH_NETWORK = str(
+    Path(agents.__file__).parent / "policies/block-partnership-search.pt"
+)
+PARTNERSHIP_SEARCH_SHA256 = "f018eba4e594164bc4c93811b1a43851e4c2832fdd3db4ff481d8499e34fd7bc"
+
+
+def test_partnership_preset_plays_the_network_it_was_measured_with() -> None:
+    """The preset's file is byte for byte the network its figures were measured with (the
+    network the partnership highest-double and match tasks froze too)."""
+    from block_env.benchmark.tasks import FROZEN_NETWORKS
+
+    data = Path(PARTNERSHIP_SEARCH_NETWORK).read_bytes()
+    assert hashlib.sha256(data).hexdigest() == PARTNERSHIP_SEARCH_SHA256
+    assert FROZEN_NETWORKS["block-partnership-hd-v1"]["block-partnership"][1] == (
+        PARTNERSHIP_SEARCH_SHA256
+    )
+    assert agents.make("block-partnership-search").policy.name == "block-partnership-search"
+
+
 @pytest.mark.parametrize(
     ("name", "preset", "network"),
     [
         ("block-2p-search", BLOCK_2P_SEARCH, "block-2p-plain"),
-        ("block-partnership-search", BLOCK_PARTNERSHIP_SEARCH, "block-partnership-stage1"),
+        ("block-partnership-search", BLOCK_PARTNERSHIP_SEARCH, PARTNERSHIP_SEARCH_NETWORK),
     ],
 )
 def test_preset_is_the_shipped_network_with_its_settings(

@@ -30,18 +30,16 @@ GAME_3P = {
 }
 
 # sha256 of the shipped weight tensors (name, dtype, shape, bytes; sorted by name), computed
-# from the files as shipped (2026-12-01: block-2p-plain the rule-bot-taught 2p run, block-2p
-# that run widened to the information state and fine-tuned, block-3p and block-4p their runs
-# fine-tuned against rules-heavy fields; 2026-12-04: block-partnership the 4-player policy
-# fine-tuned on partnership play, the earlier one kept as block-partnership-scratch;
-# 2026-12-06: block-partnership its second stage, the first kept as block-partnership-stage1):
-# re-saving a file's metadata must not touch a weight.
+# from the files as shipped: re-saving a file's metadata must not touch a weight.
 SHIPPED_WEIGHTS_SHA256 = {
     "block-2p": "2d4b77c2a8375600ec9f5e7cdddf9138bcb5917ccb4de3aaa67dfff552a4ff78",
     "block-2p-plain": "b01e75455457ab34b275b566ec7d8995a79e77acc5b1f2508f7af7efb157df06",
     "block-3p": "14e8c56f1362608383b0fa09a8f9bc162ef081b8beabc47f105663b957b52989",
     "block-4p": "91dce451d0057cb8865b1a8202a7daa3f5b3e1c273a94d35ba54ac10795fa205",
     "block-partnership": "42678ef4ccc142cfd7b079a1ab9ed93fbbc7dab7bdfbeab8c4ab3207a4c325ed",
+}
+# the names that no longer ship, the weights of the file each still loads
+DEPRECATED_WEIGHTS_SHA256 = {
     "block-partnership-stage1": "324da49a70df92bec738f4a955d8374e6fceee78efae13a517c13599f72235b4",
     "block-partnership-scratch": "e59c33033c098666eff40549a2c50cc7383439caa329f19141c6b3aafc96378b",
 }
@@ -141,7 +139,7 @@ def test_every_shipped_policy_has_its_weights_pinned() -> None:
 @pytest.mark.parametrize(
     ("name", "players"),
     [("block-2p", 2), ("block-2p-plain", 2), ("block-3p", 3), ("block-4p", 4)]
-    + [("block-partnership", 4), ("block-partnership-stage1", 4), ("block-partnership-scratch", 4)],
+    + [("block-partnership", 4)],
 )
 def test_shipped_policies_carry_their_game_and_unchanged_weights(name: str, players: int) -> None:
     agent = agents.load(name)
@@ -156,6 +154,21 @@ def test_shipped_policies_carry_their_game_and_unchanged_weights(name: str, play
     data = torch.load(Path(agents.policy_files.POLICY_DIR) / f"{name}.pt", weights_only=True)
     assert weights_sha256(data["weights"]) == SHIPPED_WEIGHTS_SHA256[name]
     assert set(data["game"]) == set(GAME_KEYS)
+
+
+@pytest.mark.parametrize("name", sorted(DEPRECATED_WEIGHTS_SHA256))
+def test_a_name_that_no_longer_ships_loads_its_file_with_a_warning(name: str) -> None:
+    """The partnership networks' old names still load, for one release, warning where the
+    file is now: the same weights as before, no shipped name."""
+    assert name not in agents.policy_files.SHIPPED
+    with pytest.warns(DeprecationWarning, match=f"{name}.*deprecated.*block-partnership"):
+        path = agents.policy_files.resolve(name)
+    assert path.is_file()
+    data = torch.load(path, weights_only=True)
+    assert weights_sha256(data["weights"]) == DEPRECATED_WEIGHTS_SHA256[name]
+    with pytest.warns(DeprecationWarning):
+        agent = agents.load(name)
+    assert agent.game is not None and agent.game["partnership"] is True
 
 
 # ----------------------------------------------------------------------------- bad files

@@ -160,30 +160,29 @@ def test_the_sb3_policy_file_plays_as_the_model_did(tmp_path) -> None:
             game.step(action)
 
 
-def test_the_row_commands_name_their_venv_and_file(tmp_path) -> None:
-    import sys
-    from pathlib import Path
+def test_a_leaderboard_file_holds_its_rows_and_renders_as_they_do(tmp_path, capsys) -> None:
+    """``leaderboard --json`` writes the entries and every row; that file loads as the rows
+    it holds and renders the same table, and a file holding no row is refused."""
+    from block_env.benchmark.table import render
 
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
-    import leaderboard_rows
-
-    cmd = leaderboard_rows.row_command("block-2p-v1", "rllib-ppo", 10.0, 2, workers=2)
-    assert cmd[0] == ".venv-rllib/bin/python" and "--nproc" not in cmd
-    assert cmd[-1] == "docs/results/leaderboard/block-2p-v1/rllib-ppo_10min_seed2.json"
-    assert cmd[3:5] == ["train", "rllib-ppo"] and cmd[cmd.index("--minutes") + 1] == "10"
-    ppo = leaderboard_rows.row_command("block-2p-v1", "ppo", 30.0, 0, workers=2)
-    assert ppo[0] == ".venv/bin/python" and ppo[ppo.index("--nproc") + 1] == "2"
-    small = leaderboard_rows.row_command("block-d3-2p-v1", "ppo", 2.0, 0, workers=2)
-    assert small[0] == ".venv-openspiel/bin/python"  # its row records the exact NashConv
-    full = {
-        c[4]
-        for c in leaderboard_rows.missing_rows(
-            "block-2p-v1", [7.0], [9], ["ppo", "openspiel-cfr-plus"], 2
+    rows = [_row("a", s, 100.0 + s, 0.1) for s in range(3)] + [_row("b", 0, 90.0, -0.2)]
+    for i, row in enumerate(rows):
+        (tmp_path / f"r{i}.json").write_text(json.dumps(row))
+    out = tmp_path / "board.json"
+    assert (
+        main(
+            ["leaderboard", *(str(tmp_path / f"r{i}.json") for i in range(4))]
+            + ["--json", str(out)]
         )
-    }
-    assert full == {"ppo"}  # CFR+ walks the whole tree: small sets only
-    tiny = leaderboard_rows.missing_rows("block-d3-2p-v1", [7.0], [9], ["openspiel-cfr-plus"], 2)
-    assert [c[4] for c in tiny] == ["openspiel-cfr-plus"]
+        == 0
+    )
+    board = json.loads(out.read_text())
+    assert board["rows"] == rows and [e["algorithm"] for e in board["leaderboard"]] == ["a", "b"]
+    assert load_rows([out]) == rows
+    assert render([out]) == leaderboard_markdown(aggregate(rows))
+    (tmp_path / "bad.json").write_text(json.dumps({"leaderboard": [], "rows": [{"x": 1}]}))
+    with pytest.raises(SetupError, match="not a leaderboard row"):
+        load_rows([tmp_path / "bad.json"])
 
 
 @pytest.mark.parametrize("algorithm", ["openspiel-nfsp", "tianshou-dqn", "torchrl-ppo"])

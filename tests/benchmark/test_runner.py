@@ -16,7 +16,7 @@ from block_env.benchmark import TASKS, agent_identity, benchmark
 from block_env.benchmark.cli import main
 from block_env.benchmark.elo import FROZEN_LADDERS, fixed_opponent_rating, rate
 from block_env.benchmark.runner import plan_rows
-from block_env.benchmark.tasks import Opponent
+from block_env.benchmark.tasks import FROZEN_NETWORKS, Opponent
 from block_env.evaluation import evaluate
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -36,39 +36,38 @@ def test_rows_cover_the_field_in_every_lineup_and_leave_the_agent_itself_out() -
     assert "block-4p" not in {s for s, _, _ in plan_rows(task, shipped, None)}
 
 
-def test_every_shipped_network_of_a_field_is_the_file_its_task_froze() -> None:
-    """A policy shipped later under a field's name (block-partnership) does not change the
-    task: every network a field names is pinned by sha256, and the pin is this checkout's file."""
-    import agents
-    from block_env.benchmark.tasks import FROZEN_NETWORKS, shipped_name
+def test_every_network_of_a_field_is_the_file_its_task_froze() -> None:
+    """Every network a field names is a file of block_env/benchmark/networks pinned by
+    sha256, and this checkout's file has it; it plays under the field's name."""
+    from block_env.benchmark.tasks import field_network
 
     for task in TASKS.values():
         networks = {o.spec for o in task.field if o.spec.startswith("block-")}
         assert set(FROZEN_NETWORKS.get(task.id, {})) == networks, task.id
-        for shipped, sha256 in FROZEN_NETWORKS.get(task.id, {}).values():
-            assert agent_identity(shipped)["sha256"] == sha256
-    frozen = FROZEN_NETWORKS["block-partnership-v1"]["block-partnership"][0]
-    assert frozen == "block-partnership-scratch" and frozen in agents.policy_files.SHIPPED
-    for task_id in ("block-partnership-hd-v1", "block-partnership-match-v1"):
-        frozen = FROZEN_NETWORKS[task_id]["block-partnership"][0]
-        assert frozen == "block-partnership-stage1" and frozen in agents.policy_files.SHIPPED
-    assert shipped_name("block-partnership-v1", "block-partnership") == "block-partnership-scratch"
-    assert shipped_name("block-partnership-v1", "rules") == "rules"  # names no policy took
-    assert shipped_name("block-4p-v1", "block-4p") == "block-4p"
+        for name in networks:
+            path, sha256 = field_network(task, name)
+            assert agent_identity(path) == {
+                "spec": path,
+                "id": f"{name}@{sha256[:8]}",
+                "sha256": sha256,
+            }
+    assert field_network(TASKS["block-4p-v1"], "rules") == ("rules", None)
 
 
 def test_the_frozen_network_plays_and_another_file_is_refused(monkeypatch) -> None:
     from block_env.benchmark import tasks
 
     task = TASKS["block-partnership-v1"]
+    frozen = tasks.field_network(task, "block-partnership")[0]
     specs = {s for s, _, _ in plan_rows(task, "rules", None)}
-    assert "block-partnership-scratch" in specs and "block-partnership" not in specs
-    # the current block-partnership against the task's frozen one: a row, not left out
+    assert frozen in specs and "block-partnership" not in specs
+    # the shipped block-partnership against the task's frozen one: a row, not left out
     current = agent_identity("block-partnership")["id"]
-    assert "block-partnership-scratch" in {s for s, _, _ in plan_rows(task, current, None)}
-    scratch = agent_identity("block-partnership-scratch")["id"]
-    assert "block-partnership-scratch" not in {s for s, _, _ in plan_rows(task, scratch, None)}
-    other = {"block-partnership": ("block-partnership", "0" * 64)}
+    assert frozen in {s for s, _, _ in plan_rows(task, current, None)}
+    itself = agent_identity(frozen)["id"]
+    assert frozen not in {s for s, _, _ in plan_rows(task, itself, None)}
+    file = tasks.FROZEN_NETWORKS[task.id]["block-partnership"][0]
+    other = {"block-partnership": (file, "0" * 64)}
     pins = {**tasks.FROZEN_NETWORKS, task.id: other}
     monkeypatch.setattr(tasks, "FROZEN_NETWORKS", pins)
     with pytest.raises(SetupError, match="froze its field's block-partnership.*00000000"):
@@ -152,7 +151,7 @@ def test_tasks_command_lists_every_task(capsys: pytest.CaptureFixture[str]) -> N
     assert main(["tasks"]) == 0
     printed = capsys.readouterr().out
     assert all(task_id in printed for task_id in TASKS)
-    assert "block-partnership = block-partnership-scratch" in printed  # the file it froze
+    assert "block-partnership@0f2fe29b" in printed  # the file it froze
 
 
 @pytest.mark.parametrize("task_id", sorted(FROZEN_LADDERS))
@@ -163,8 +162,8 @@ def test_frozen_ratings_are_the_ladder_files(task_id: str) -> None:
     for label, rating in fixed.items():
         name = label.split("@")[0]
         assert by_label[name]["mean"] == rating
-        if "@" in label:  # a network: the ladder's file is the shipped one
-            assert label in path and agent_identity(name)["id"] == label
+        if "@" in label:  # a network: the ladder played the file the task's field plays
+            assert FROZEN_NETWORKS[task_id][name][1].startswith(label.split("@")[1])
 
 
 def test_fixed_opponent_rating_solves_the_bradley_terry_equation() -> None:

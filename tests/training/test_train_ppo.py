@@ -139,7 +139,7 @@ def _keys_unlike_its_config(policy_file: Path, config_name: str) -> set[str]:
     "policy_file, config, differ",
     [
         # block-partnership's first stage, key for key (the run's name and folder aside)
-        ("agents/policies/block-partnership-stage1.pt", "partnership_from4p", {"name", "run_dir"}),
+        ("agents/policies/block-partnership-search.pt", "partnership_from4p", {"name", "run_dir"}),
         # its second stage: started from the first (shipped as block-partnership then), under
         # a time limit that 90M steps did not reach
         (
@@ -147,24 +147,13 @@ def _keys_unlike_its_config(policy_file: Path, config_name: str) -> set[str]:
             "partnership_long",
             {"run_dir", "init_policy", "time_limit_min"},
         ),
-        # the second stage on other seeds of the first, without a progress bar (display only)
-        (
-            "docs/experiments/partnership_long_s5.pt",
-            "partnership_long",
-            {"name", "run_dir", "init_policy", "seed", "time_limit_min", "progress"},
-        ),
-        (
-            "docs/experiments/partnership_long_s6.pt",
-            "partnership_long",
-            {"name", "run_dir", "init_policy", "seed", "progress"},
-        ),
     ],
 )
 def test_partnership_policies_record_their_stage_config_on_two_ranks(
     policy_file: str, config: str, differ: set[str]
 ) -> None:
-    """The shipped partnership policies and the second stage's other seeds were trained by
-    their stage's config with nproc=2; only the named keys differ from the file."""
+    """The partnership networks (block-partnership and the block-partnership-search preset's)
+    were trained by their stage's config with nproc=2; only the named keys differ."""
     assert _keys_unlike_its_config(ROOT / policy_file, config) == differ
 
 
