@@ -10,6 +10,7 @@ The kind of each file is read from its keys; all files of one table are of one k
 * leaderboard rows (``block-env benchmark train ... --json F``, or ``leaderboard --json``'s
   file of several): ``block_env.benchmark.leaderboard``'s table;
 * an exploitability bound (``block-env benchmark exploit ... --json F``): one row per file;
+* an exact NashConv (``python -m block_env.openspiel nashconv ... --json F``): its rows;
 * a training run's ``eval.json``: every ``every``-th periodic evaluation, then the final one.
 """
 
@@ -37,6 +38,8 @@ def kind_of(data: Any) -> str:
             return "leaderboard"
         if "deal_set" in data and "rows" in data:
             return "benchmark"
+        if "size" in data and "rows" in data:
+            return "nashconv"
         if "ratings" in data and "margins" in data:
             return "ladder"
         if "stats" in data and "config" in data:
@@ -87,7 +90,7 @@ def benchmark_table(files: Sequence[dict[str, Any]]) -> str:
     if len(tasks) != 1:
         raise ValueError(f"benchmark results of one task make a table, not of {sorted(tasks)}")
     task = tasks.pop()
-    matches = any(r["match_win"] is not None for f in files for r in f["rows"])
+    matches = any(r.get("match_win") is not None for f in files for r in f["rows"])
     lineups = len({r["lineup"] for f in files for r in f["rows"]}) > 1
     cells: dict[tuple[str, str], list[str]] = {}
     for i, f in enumerate(files):
@@ -189,6 +192,17 @@ def training_table(data: dict[str, Any], every: int = 1) -> str:
     return markdown(["minutes", "steps", *(f"vs {o}" for o in opponents)], rows)
 
 
+def nashconv_table(files: Sequence[dict[str, Any]]) -> str:
+    rows = []
+    for f in files:
+        for r in f["rows"]:
+            exact = r["nash_conv"] is not None
+            value = f"{r['nash_conv']:.4f}" if exact else "-"
+            share = f"{r['fraction_of_uniform']:.2%}" if exact else "-"
+            rows.append([r["method"], value, share, f"{r['seconds']:.1f}", r["note"]])
+    return markdown(["method", "NashConv", "/ uniform", "wall time (s)", "note"], rows)
+
+
 def _single(render: Callable[[dict[str, Any]], str]) -> Callable[[list[dict[str, Any]]], str]:
     def one(files: list[dict[str, Any]]) -> str:
         return "\n\n".join(render(f) for f in files)
@@ -218,6 +232,7 @@ def render(paths: Sequence[str | Path], every: int = 1) -> str:
         "benchmark": benchmark_table,
         "evaluate": evaluate_table,
         "exploit": exploit_table,
+        "nashconv": nashconv_table,
         "ladder": _single(ladder_table),
         "training": _single(lambda d: training_table(d, every)),
     }

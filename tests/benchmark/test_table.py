@@ -103,6 +103,26 @@ def test_a_training_table_shows_every_kth_evaluation_then_the_final(tmp_path) ->
         render(_write(tmp_path, [data]), every=0)
 
 
+def test_an_exploit_table_names_where_the_responder_started(tmp_path) -> None:
+    def bound(agent: str, args: list[str]) -> dict[str, Any]:
+        return {
+            "exploitability_lower_bound": 0.5,
+            "ci95": [0.25, 0.75],
+            "agent": {"spec": agent, "id": agent},
+            "task": {"id": "block-2p-v1"},
+            "train_args": ["teacher=none", *args],
+            "steps": 30_000_000,
+            "train_wall_s": 600.0,
+            "hands": 8000,
+        }
+
+    files = [bound("rules", ["teacher=auto"]), bound("x", ["init_policy=block-2p"]), bound("y", [])]
+    lines = render(_write(tmp_path, files)).splitlines()
+    start = [line.split(" | ")[2] for line in lines[2:]]
+    assert start == ["rule bot (teacher)", "block-2p network", "scratch"]
+    assert lines[2].endswith("| 30.0M, 10.0 min | +0.50 [+0.25, +0.75] | 8,000 |")
+
+
 def test_files_that_are_no_results_or_of_two_kinds_are_refused(tmp_path, capsys) -> None:
     evaluation = _evaluate_file(0, 1.0, 0.3)
     bench = _benchmark_file("x", "block-2p-v1", [])
