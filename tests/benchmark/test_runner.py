@@ -16,7 +16,7 @@ from block_env.benchmark import TASKS, agent_identity, benchmark
 from block_env.benchmark.cli import main
 from block_env.benchmark.elo import FROZEN_LADDERS, fixed_opponent_rating, rate
 from block_env.benchmark.runner import plan_rows
-from block_env.benchmark.tasks import FROZEN_NETWORKS, Opponent
+from block_env.benchmark.tasks import FROZEN_NETWORKS, Opponent, field_network
 from block_env.evaluation import evaluate
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -26,21 +26,21 @@ D2 = TASKS["block-d2-2p-v1"]
 def test_rows_cover_the_field_in_every_lineup_and_leave_the_agent_itself_out() -> None:
     task = TASKS["block-4p-v1"]
     rows = plan_rows(task, "rules", None)
+    frozen = field_network(task, "block-4p")[0]  # the field's network: the file it froze
+    specs = [field_network(task, o.spec)[0] for o in task.field if o.spec != "rules"]
     assert [(s, lineup) for s, lineup, _ in rows] == [
-        (o.spec, lineup) for o in task.field if o.spec != "rules" for lineup in ("alone", "field")
+        (spec, lineup) for spec in specs for lineup in ("alone", "field")
     ]
     deals = {s: d for s, _, d in rows}
     assert deals["random"] == task.deals and deals["pimc-20"] == 250
     assert {d for _, _, d in plan_rows(task, "rules", 400)} == {100, 50}  # capped, not raised
     shipped = agent_identity("block-4p")["id"]
-    assert "block-4p" not in {s for s, _, _ in plan_rows(task, shipped, None)}
+    assert frozen in deals and frozen not in {s for s, _, _ in plan_rows(task, shipped, None)}
 
 
 def test_every_network_of_a_field_is_the_file_its_task_froze() -> None:
     """Every network a field names is a file of block_env/benchmark/networks pinned by
     sha256, and this checkout's file has it; it plays under the field's name."""
-    from block_env.benchmark.tasks import field_network
-
     for task in TASKS.values():
         networks = {o.spec for o in task.field if o.spec.startswith("block-")}
         assert set(FROZEN_NETWORKS.get(task.id, {})) == networks, task.id
