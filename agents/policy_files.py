@@ -48,7 +48,8 @@ SHIPPED: dict[str, str] = {
     "block-partnership": "block-partnership.pt",
 }
 # Names that no longer ship, kept for one release: name -> (its file now, relative to the
-# repository's packages, and where to find it). Loading one warns (DeprecationWarning).
+# folder that holds the agents and block_env packages; what the file is). Loading one by
+# such a name warns (DeprecationWarning).
 DEPRECATED: dict[str, tuple[str, str]] = {
     "block-partnership-stage1": (
         "agents/policies/block-partnership-search.pt",
