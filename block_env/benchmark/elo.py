@@ -3,7 +3,7 @@ against opponents whose ratings stay fixed, so a new agent never moves the ladde
 papers rating on the same task read the same scale.
 
 The fixed ratings are those of the project's round-robin ladders (Elo scale, random = 0;
-``docs/ladder.md``), for the opponents whose identity is the same in the ladder and in the
+``docs/benchmark.md``), for the opponents whose identity is the same in the ladder and in the
 task's field: the baselines, the search agents and a shipped network when its file is the
 one the ladder played (``tests/benchmark`` checks these figures against the ladder files).
 Games are hands: a hand won counts 1, a tie ½, as in the ladder.
