@@ -218,7 +218,7 @@ class raw_env(AECEnv, EzPickle):
 
     metadata = {
         "name": "block-v1",  # the registry id block_env.ENV_ID without its namespace
-        "render_modes": ["human", "ansi", "rgb_array"],
+        "render_modes": ["human", "ansi", "rgb_array", "svg"],
         "is_parallelizable": False,
         "render_fps": 1,
     }
@@ -554,6 +554,10 @@ class raw_env(AECEnv, EzPickle):
         game = self._require_game()
         if self.render_mode == "rgb_array":
             return rendering.render_table(self.config, game, last_hand=self.last_hand)
+        if self.render_mode == "svg":
+            from block_env.svg import position_svg
+
+            return position_svg(game, self.config, last_hand=self.last_hand)
         viewer = self._seat.get(self.agent_selection, game.current)
         last = None if self.last_hand is None else self.last_hand.result
         text = rendering.render_text(self.config, game, viewer, self.lang, last_result=last)

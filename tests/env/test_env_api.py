@@ -47,7 +47,7 @@ def test_spaces_identical_for_all_agents_and_player_counts_before_reset():
 def test_metadata_agents_and_registry():
     env = block_env.raw_env(num_players=4)
     assert env.metadata["name"] == "block-v1" == block_env.ENV_ID.split("/")[1]
-    assert env.metadata["render_modes"] == ["human", "ansi", "rgb_array"]
+    assert env.metadata["render_modes"] == ["human", "ansi", "rgb_array", "svg"]
     assert env.possible_agents == ["player_0", "player_1", "player_2", "player_3"]
     import pettingzoo
 
