@@ -3,12 +3,15 @@
     python -m block_env.replay game.json            # check it and list every move
     python -m block_env.replay game.json --check    # check only: one line; exit 1 on a mismatch
     python -m block_env.replay game.json --gif game.gif [--viewer SEAT] [--ms 700]
+    python -m block_env.replay game.json --html game.html [--viewer SEAT]
 
 Every form replays the record through the env (``block_env.records.replay``) and verifies
 each move, each hand's result and the final scores; the first difference is reported in one
 line naming the hand and move, with exit status 1. A file that is not a record, or a bad
 option, exits with status 2. The GIF has one frame per move (the table after that move, as
 ``rendering.render_table`` draws it; ``--viewer`` shows only that seat's tiles face up).
+The HTML page (``block_env.web.replay_page``) holds every position as SVG, the move list,
+each hand's result and the match scores, and needs nothing else to be opened.
 """
 
 from __future__ import annotations
@@ -141,13 +144,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog=PROG,
         description=__doc__.split("\n")[0],
-        epilog=f"example: {PROG} game.json --gif game.gif --viewer 0",
+        epilog=f"example: {PROG} game.json --html game.html --viewer 0",
     )
     parser.add_argument("file", help="a game record (JSON) written by play, evaluate or records")
     parser.add_argument("--check", action="store_true", help="only check; print one line")
     parser.add_argument("--gif", metavar="OUT", help="write an animated GIF, one frame per move")
     parser.add_argument(
-        "--viewer", type=int, default=None, help="with --gif: show only this seat's tiles"
+        "--html", metavar="OUT", help="write a self-contained page with every position"
+    )
+    parser.add_argument(
+        "--viewer", type=int, default=None, help="with --gif/--html: only this seat's tiles"
     )
     parser.add_argument("--ms", type=int, default=700, help="with --gif: ms per frame")
     args = parser.parse_args(argv)
@@ -161,6 +167,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.gif:
             count = write_gif(record, args.gif, args.viewer, args.ms)
             print(f"{args.file}: ok; wrote {args.gif} ({count} frames, one per move)")
+        if args.html:
+            from block_env.web.replay_page import write_html
+
+            count = write_html(record, args.html, args.viewer)
+            print(f"{args.file}: ok; wrote {args.html} ({count} positions)")
+        if args.gif or args.html:
             return 0
         report = replay(record)
     except RecordMismatch as exc:
@@ -168,6 +180,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     except RecordError as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # the output cannot be written
+        print(f"{PROG}: error: cannot write {exc.filename}: {exc.strerror}", file=sys.stderr)
         return 2
     if not args.check:
         print(listing(record))

@@ -3,7 +3,8 @@
 ``position_svg(state, config, viewer=None)`` returns one ``<svg>`` element (a string) with
 
 * the line of play as dominoes with pips, doubles crosswise, laid out from the opening tile
-  outwards and bending into the rows above and below when it reaches the edge;
+  outwards and bending into the rows above and below when it reaches the edge (three rows
+  of line are kept, so pictures of a game keep their size unless an arm grows very long);
 * the two open ends marked by arrows pointing away from the line, each with its value and the
   words "left" and "right";
 * one panel per seat: its hand (face up when ``viewer`` is None or that seat, else face down,
@@ -29,7 +30,7 @@ from block_env.rendering import _PIP_GRID, spatial_line
 from block_env.rules import HandResult, State
 from block_env.tiles import iter_tiles
 
-__all__ = ["PALETTE", "position_svg"]
+__all__ = ["PALETTE", "move_words", "position_svg", "result_words", "seat_name"]
 
 # Okabe-Ito colours, and the neutral ones around them.
 PALETTE = {
@@ -55,6 +56,7 @@ MARGIN = 16
 HALF = 22  # side of one half of a tile on the line
 GAP = 4
 ROW = 2 * HALF + 12  # distance between the centres of two rows of the line
+MIN_ROWS = 3  # rows of line kept in every picture (more only for a very long arm)
 HEADER = 40
 SEAT = 44  # height of one seat's panel
 SMALL = 15  # half of a tile in a hand
@@ -103,12 +105,12 @@ def position_svg(
         isinstance(viewer, bool) or not isinstance(viewer, int) or not 0 <= viewer < n
     ):
         raise ValueError(f"viewer={viewer!r} is not a seat: use None or an int in 0..{n - 1}")
-    rows = _line_rows(config)
-    line_height = rows * ROW + 2 * MARGIN
+    layout = _layout(state)
+    line_height = layout.rows * ROW + 2 * MARGIN
     height = HEADER + line_height + n * SEAT + FOOTER
-    names = [_seat_name(s, labels) for s in range(n)]
+    names = [seat_name(s, labels) for s in range(n)]
     parts = [_header(state, config, names)]
-    parts.append(_line(state, config, HEADER, rows))
+    parts.append(_line(state, config, layout, HEADER))
     top = HEADER + line_height
     for seat in range(n):
         face_up = viewer is None or viewer == seat
@@ -145,7 +147,8 @@ def _text(x: float, y: float, text: str, size: int = 14, **attrs: str) -> str:
     )
 
 
-def _seat_name(seat: int, labels: Sequence[str] | None) -> str:
+def seat_name(seat: int, labels: Sequence[str] | None = None) -> str:
+    """``P1`` and the seat's label when it has one (``P1 rules``)."""
     if labels is not None and seat < len(labels) and labels[seat]:
         return f"P{seat} {labels[seat]}"
     return f"P{seat}"
@@ -155,7 +158,7 @@ def _pips(x: float, y: float, half: float, value: int) -> str:
     step, radius = half / 4, max(half / 10, 1.2)
     return "".join(
         f'<circle cx="{_num(x + step * (c + 1))}" cy="{_num(y + step * (r + 1))}" '
-        f'r="{_num(radius)}" fill="{PALETTE["edge"]}"/>'
+        f'r="{_num(radius)}"/>'  # SVG fills black by default
         for r, c in _PIP_GRID[value]
     )
 
@@ -252,17 +255,36 @@ def _walk(
     return placed, x, d, row
 
 
-def _line_rows(config: BlockConfig) -> int:
-    """Rows of line the picture keeps for this game: enough for every tile dealt on one arm
-    (the widest case), so all positions of a game are the same size."""
-    dealt = config.num_players * config.hand_size
-    links = [(0, 0, 1)] * (dealt - 1)
-    _, _, _, row = _walk(links, WIDTH / 2 + HALF, 1, 1)
-    return 2 * abs(row) + 1
+class _Layout(NamedTuple):
+    placed: list[_Placed]  # rows relative to the opening's
+    ends: list[tuple[float, int, int]]  # (x, direction, row) of the right and left ends
+    rows: int  # rows of line the picture keeps
 
 
-def _line(state: State, config: BlockConfig, top: float, rows: int) -> str:
-    centre_y = top + MARGIN + (rows // 2) * ROW + ROW / 2
+def _layout(state: State) -> _Layout:
+    """Where each tile of the line goes, and how many rows the picture keeps for it: at
+    least ``MIN_ROWS``, and more, one above and one below, for each corner the longer arm
+    turns beyond them."""
+    if not state.line:
+        return _Layout([], [], MIN_ROWS)
+    (tile, a, b), left, right = _arms(state)
+    double = a == b
+    w = HALF if double else 2 * HALF
+    placed = [_Placed(WIDTH / 2 - w / 2, 0, double, a, b, tile)]
+    ends = []
+    for links, start, d, step in (
+        (right, WIDTH / 2 + w / 2, 1, 1),
+        (left, WIDTH / 2 - w / 2, -1, -1),
+    ):
+        tiles, x, end_d, row = _walk(links, start, d, step)
+        placed += tiles
+        ends.append((x, end_d, row))
+    turns = max(abs(row) for _, _, row in ends)
+    return _Layout(placed, ends, max(MIN_ROWS, 2 * turns + 1))
+
+
+def _line(state: State, config: BlockConfig, layout: _Layout, top: float) -> str:
+    centre_y = top + MARGIN + (layout.rows // 2) * ROW + ROW / 2
     out = ['<g class="line">']
     if not state.line:
         x, y = WIDTH / 2 - HALF - 8, centre_y - HALF / 2 - 8
@@ -277,27 +299,15 @@ def _line(state: State, config: BlockConfig, top: float, rows: int) -> str:
             words = f"empty line: the opening must be [{a}|{b}]"
         out.append(_text(WIDTH / 2, y + HALF + 40, words, 14, text_anchor="middle"))
         return "".join(out) + "</g>"
-    (tile, a, b), left, right = _arms(state)
-    double = a == b
-    w = HALF if double else 2 * HALF
-    placed = [_Placed(WIDTH / 2 - w / 2, 0, double, a, b, tile)]
-    ends = []
-    for links, start, d, step in (
-        (right, WIDTH / 2 + w / 2, 1, 1),
-        (left, WIDTH / 2 - w / 2, -1, -1),
-    ):
-        tiles, x, end_d, row = _walk(links, start, d, step)
-        placed += tiles
-        ends.append((x, end_d, row))
     last = state.line[-1][0]
-    for p in placed:
+    for p in layout.placed:
         row_y = centre_y + p.y * ROW
         y = row_y - HALF if p.vertical else row_y - HALF / 2
         frame = PALETTE["last"] if p.tile == last else None
         out.append(
             _tile(p.x, y, HALF, p.vertical, (p.first, p.second), "tile line-tile", "", frame)
         )
-    (rx, rd, rrow), (lx, ld, lrow) = ends
+    (rx, rd, rrow), (lx, ld, lrow) = layout.ends
     out.append(_end_marker(lx, ld, centre_y + lrow * ROW, state.left, "left"))
     out.append(_end_marker(rx, rd, centre_y + rrow * ROW, state.right, "right"))
     return "".join(out) + "</g>"
@@ -423,9 +433,10 @@ def _seat_panel(
     return "".join(out) + "</g>"
 
 
-def _move_words(
-    config: BlockConfig, names: list[str], seat: int, action: int, opening: bool
+def move_words(
+    config: BlockConfig, names: Sequence[str], seat: int, action: int, opening: bool
 ) -> str:
+    """One line for a move: who passed, opened with a tile, or played it on an end."""
     tiles = config.tiles
     if action == tiles.pass_action:
         return f"{names[seat]} passed"
@@ -461,7 +472,7 @@ def _footer(
             (i for i, (_, a) in enumerate(moves) if a != config.tiles.pass_action), -1
         )
         shown = range(max(0, len(moves) - 3), len(moves))
-        words = "; ".join(_move_words(config, names, *moves[i], i == first_tile) for i in shown)
+        words = "; ".join(move_words(config, names, *moves[i], i == first_tile) for i in shown)
         out.append(_text(MARGIN, y + 21, "Last: " + words, 13, class_="last-moves"))
     result = (
         state.result

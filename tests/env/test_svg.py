@@ -64,14 +64,17 @@ def played_states(config: dict, seed: int, moves: int = 60) -> list[tuple[rules.
 
 @pytest.mark.parametrize("config", CONFIGS + SET_CONFIGS, ids=config_id)
 def test_well_formed_with_one_tile_element_per_domino(config: dict) -> None:
+    sizes = set()
     for state, cfg in played_states(config, seed=7)[::3]:
         for viewer in (None, *range(cfg.num_players)):
             root = parse(svg.position_svg(state, cfg, viewer))
+            sizes.add(root.get("viewBox"))
             in_hands = sum(bin(h).count("1") for h in state.hands)
             assert len(tiles(root, "line-tile")) == len(state.line)
             assert len(tiles(root, "hand-tile")) == in_hands
             assert len(tiles(root)) == len(state.line) + in_hands
             assert root.get("viewBox").startswith("0 0 ")
+    assert len(sizes) == 1  # every picture of a game has the same size
 
 
 def test_hidden_hands_are_face_down_and_leak_nothing() -> None:
