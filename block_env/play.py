@@ -3,6 +3,7 @@
     python -m block_env.play                                  # you against the rule bot
     python -m block_env.play --players 3 --opponents block-3p greedy --record game.json
     python -m block_env.play --resume game.json               # go on with a saved game
+    python -m block_env.play --web --record games/            # play in the browser
 
 Each turn shows your hand, the line with its two open ends, every seat's tile count and the
 values it passed on, the scores and target, the last moves and your legal moves numbered
@@ -19,6 +20,10 @@ first ``obs_dim`` entries. (A ``hint NAME`` for such a policy needs that env: st
 with ``--hint-agent NAME``.)
 Output is coloured with ``rich`` when it is installed and stdout is a terminal, and plain
 text otherwise.
+
+``--web`` serves the game to a browser instead (``block_env.web.server``, the ``web`` extra),
+on 127.0.0.1 unless ``--host`` says otherwise: each visit of the start page begins a game
+with these options, and ``--record`` names the folder finished games are saved in.
 """
 
 from __future__ import annotations
@@ -444,14 +449,75 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--max-pip", type=int, default=None, help="tile set [0|0]..[N|N], N in 2..6")
     p.add_argument("--lang", choices=("en", "tr", "hi"), default="en", help="line description")
     p.add_argument("--seed", type=int, default=None, help="deal seed (default: random)")
-    p.add_argument("--record", default=None, metavar="FILE", help="save the game here (JSON)")
+    p.add_argument(
+        "--record", default=None, metavar="FILE", help="save the game here (JSON; --web: a folder)"
+    )
     p.add_argument("--resume", default=None, metavar="FILE", help="continue a saved game")
     p.add_argument("--hint-agent", default="rules", metavar="NAME", help="agent behind 'hint'")
     p.add_argument(
         "--allow-mismatch", action="store_true", help="seat a policy trained for another game"
     )
     p.add_argument("--plain", action="store_true", help="no colour even on a terminal")
+    web = p.add_argument_group("in the browser")
+    web.add_argument("--web", action="store_true", help="serve the game to a browser")
+    web.add_argument("--host", default="127.0.0.1", help="with --web: address (127.0.0.1)")
+    web.add_argument("--port", type=int, default=8000, help="with --web: port (8000)")
+    web.add_argument(
+        "--delay-ms", type=int, default=600, help="with --web: pause between agents' moves"
+    )
     return p
+
+
+def _web(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    """``--web``: check the options by setting up one game, then serve until interrupted."""
+    if args.resume is not None:
+        parser.error("--resume continues a game in the terminal; it does not go with --web")
+    if not 1 <= args.port <= 65535:
+        parser.error(f"--port {args.port}: use 1..65535")
+    if args.delay_ms < 0:
+        parser.error(f"--delay-ms {args.delay_ms}: use 0 or more")
+    from block_env.agent_specs import SetupError
+    from block_env.web.session import GameOptions, PlaySession
+
+    config: dict[str, Any] = {
+        "num_players": args.players or (4 if args.partnership else 2),
+        "opener": args.opener,
+        "episode": args.episode,
+        "partnership": args.partnership,
+        "target_score": args.target,
+    }
+    if args.max_pip is not None:
+        config["max_pip"] = args.max_pip
+    record_dir = None if args.record is None else Path(args.record)
+    options = GameOptions(
+        config=config,
+        lang=args.lang,
+        human=args.seat,
+        opponents=tuple(args.opponents or ["rules"]),
+        seed=args.seed,
+        hint_agent=args.hint_agent,
+        allow_mismatch=args.allow_mismatch,
+        delay_ms=args.delay_ms,
+        record_dir=record_dir,
+    )
+    try:
+        if record_dir is not None:
+            if record_dir.exists() and not record_dir.is_dir():
+                raise SetupError(f"--record {record_dir}: with --web it names a folder")
+            record_dir.mkdir(parents=True, exist_ok=True)
+        PlaySession(options, "check", 0 if args.seed is None else args.seed)
+        from block_env.web.server import serve
+    except ImportError as exc:
+        print(
+            f"{PROG}: error: --web needs the web extra ({exc}): pip install -e '.[web]'",
+            file=sys.stderr,
+        )
+        return 2
+    except (OSError, SetupError, TypeError, ValueError) as exc:
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        return 2
+    serve(options, args.host, args.port)
+    return 0
 
 
 def _seat_agents(
@@ -484,6 +550,8 @@ def main(argv: Sequence[str] | None = None, ask: Callable[[str], str] = input) -
     """The command line; returns the exit status (2 with one line for a bad setup)."""
     parser = _parser()
     args = parser.parse_args(argv)
+    if args.web:
+        return _web(args, parser)
     from block_env.agent_specs import SetupError, build_agent
     from block_env.env import raw_env
 

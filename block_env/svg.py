@@ -30,7 +30,7 @@ from block_env.rendering import _PIP_GRID, spatial_line
 from block_env.rules import HandResult, State
 from block_env.tiles import iter_tiles
 
-__all__ = ["PALETTE", "move_words", "position_svg", "result_words", "seat_name"]
+__all__ = ["PALETTE", "move_words", "position_svg", "result_words", "seat_name", "tile_svg"]
 
 # Okabe-Ito colours, and the neutral ones around them.
 PALETTE = {
@@ -209,6 +209,19 @@ def _tile(
         f'<rect x="{_num(x)}" y="{_num(y)}" width="{_num(w)}" height="{_num(h)}" rx="3" '
         f'fill="{PALETTE["face"]}" stroke="{PALETTE["edge"]}"/>'
         f'<line {divider} stroke="{PALETTE["edge"]}" stroke-width="1.2"/>{pips}</g>'
+    )
+
+
+def tile_svg(pair: tuple[int, int], height: int = 24) -> str:
+    """One domino face up, ``pair`` left to right, ``height`` units tall, as an SVG element of
+    its own."""
+    a, b = pair
+    w, h = 2 * height + 2, height + 2
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="-1 -1 {w} {h}" width="{w}" '
+        f'height="{h}" role="img" aria-label="[{a}|{b}]">'
+        + _tile(0, 0, height, False, (a, b), "tile-icon")
+        + "</svg>"
     )
 
 
