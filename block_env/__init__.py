@@ -7,6 +7,7 @@ bare one. Heavy dependencies (torch, rendering libraries) are imported only when
 from block_env.config import BlockConfig
 from block_env.env import env, raw_env
 from block_env.observation import STANDARD_OBS_DIM, decode
+from block_env.parallel import parallel_env
 from block_env.tiles import (
     RENAMED,
     STANDARD_NUM_ACTIONS,
@@ -24,6 +25,7 @@ __all__ = [
     "STANDARD_TILES",
     "decode",
     "env",
+    "parallel_env",
     "raw_env",
 ]
 __version__ = "0.2.0"
