@@ -119,7 +119,7 @@ class PlaySession:
     def _seat_to_act(self) -> int:
         return self.raw.possible_agents.index(self.raw.agent_selection)
 
-    def _legal(self) -> list[int]:
+    def legal_actions(self) -> list[int]:
         mask = self.raw.observe(self.raw.agent_selection)["action_mask"]
         return [int(a) for a in mask.nonzero()[0]]
 
@@ -148,7 +148,7 @@ class PlaySession:
         """Everything the page shows, as JSON-ready values."""
         status = self.status()
         game = self.raw.last_hand if self.between_hands else self.raw.game
-        legal = self._legal() if status == "your-turn" else []
+        legal = self.legal_actions() if status == "your-turn" else []
         tiles = self.raw.config.tiles
         playable = sorted({a // 2 for a in legal if a != tiles.pass_action})
         picture = position_svg(
@@ -222,7 +222,7 @@ class PlaySession:
             if isinstance(action, bool) or not isinstance(action, int):
                 raise RequestError(400, f"'action' must be an int, got {action!r}")
             self._check(ply, "your-turn")
-            legal = self._legal()
+            legal = self.legal_actions()
             if action not in legal:
                 raise RequestError(422, f"action {action} is not a legal move here; legal: {legal}")
             self._step(self.human, action)

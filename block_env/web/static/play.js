@@ -38,7 +38,8 @@
       item.textContent = entry.text;
       log.appendChild(item);
     });
-    if (log.lastChild) { log.lastChild.scrollIntoView({ block: "nearest" }); }
+    var side = log.closest(".side");
+    side.scrollTop = side.scrollHeight;  // the newest move in sight, the page left where it is
     $("record").textContent = view.record ? "Saved as " + view.record + " in the record folder." : "";
     clearTimeout(timer);
     if (view.status === "waiting") { timer = setTimeout(advance, view.wait_ms); }

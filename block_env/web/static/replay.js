@@ -10,6 +10,15 @@
   var last = positions.length - 1;
   var current = -1;
 
+  // Scroll the move list (not the page) so that the current move is in sight.
+  function reveal(element) {
+    var list = element.closest(".side");
+    var top = element.offsetTop;
+    if (top < list.scrollTop || top + element.offsetHeight > list.scrollTop + list.clientHeight) {
+      list.scrollTop = top - list.clientHeight / 2;
+    }
+  }
+
   function show(index) {
     var i = Math.max(0, Math.min(last, index));
     if (i === current) { return; }
@@ -21,7 +30,7 @@
     document.querySelectorAll("[data-goto]").forEach(function (b) {
       if (Number(b.getAttribute("data-goto")) === i) {
         b.setAttribute("aria-current", "step");
-        b.scrollIntoView({ block: "nearest" });
+        reveal(b);
       } else {
         b.removeAttribute("aria-current");
       }
