@@ -122,12 +122,13 @@ def screenshot(browser: Any, name: str) -> None:
     if not SHOTS:
         return
     path = Path(SHOTS) / name
+    browser.execute_script("window.scrollTo(0, 0)")
     browser.save_screenshot(str(path))
     try:
         from PIL import Image
     except ImportError:
         return
-    Image.open(path).convert("RGB").quantize(64).save(path, optimize=True)
+    Image.open(path).convert("RGB").quantize(256, method=2).save(path, optimize=True)  # octree
 
 
 WATCH_PLIES = """
@@ -168,7 +169,7 @@ def play_through(browser: Any, games: Any, seed: int, keys_and_hint: bool = Fals
             assert browser.find_element("id", "message").text.startswith("Hint (rules): ")
             counts["hints"] += 1
         if counts["clicks"] == 2:
-            screenshot(browser, "play.png")
+            screenshot(browser, "play_web.png")
         if keys_and_hint and counts["keys"] < 3 and len(actions) <= 9:
             choice = int(rng.integers(len(actions)))
             ActionChains(browser).send_keys(str(choice + 1)).perform()
@@ -291,6 +292,6 @@ def test_replay_page_from_file(driver: Any, tmp_path: Path, match_record: dict) 
     assert entry.get_attribute("aria-current") == "step"
     tiles = driver.find_elements(By.CSS_SELECTOR, "#board svg g.line-tile")
     assert tiles and tiles[0].is_displayed()
-    screenshot(driver, "replay.png")
+    screenshot(driver, "replay_page.png")
     assert driver.execute_script("return performance.getEntriesByType('resource').length") == 0
     assert console_errors(driver) == []
