@@ -22,6 +22,7 @@ tile's values, low first: ``data-tile="2-5"``).
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
+from numbers import Integral
 from typing import NamedTuple
 from xml.sax.saxutils import escape, quoteattr
 
@@ -102,7 +103,7 @@ def position_svg(
     that is not a seat."""
     n = config.num_players
     if viewer is not None and (
-        isinstance(viewer, bool) or not isinstance(viewer, int) or not 0 <= viewer < n
+        isinstance(viewer, bool) or not isinstance(viewer, Integral) or not 0 <= viewer < n
     ):
         raise ValueError(f"viewer={viewer!r} is not a seat: use None or an int in 0..{n - 1}")
     layout = _layout(state)

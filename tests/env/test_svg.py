@@ -262,6 +262,7 @@ def test_viewer_must_be_a_seat(viewer: object) -> None:
     state, cfg = played_states({"num_players": 2}, seed=1, moves=0)[0]
     with pytest.raises(ValueError, match="is not a seat"):
         svg.position_svg(state, cfg, viewer)
+    assert svg.position_svg(state, cfg, np.int64(1)) == svg.position_svg(state, cfg, 1)
 
 
 def test_palette_is_okabe_ito_and_text_is_text() -> None:
