@@ -1,11 +1,12 @@
 """One game of the play server: the env (recorded), the agents, the person's seat, and the
 checks on every request, with no web library in sight.
 
-A game moves on by *steps*: a move by the person, a move by an agent, or the pause after a
-finished hand ending. ``ply`` counts them; every request names the ply its page shows, and a
+A game moves on by *steps*: a move by the person, a move by an agent, or the end of the
+pause after a hand. ``ply`` counts them; every request names the ply its page shows, and a
 request for another ply is stale. The page asks for the agents' moves one at a time
 (``advance``), so each is shown before the next. A request that cannot be granted raises
-``RequestError`` with an HTTP status (4xx) and a message, and changes nothing.
+``RequestError`` with an HTTP status (4xx; 500 when an agent fails to move) and a message,
+and changes nothing.
 """
 
 from __future__ import annotations
