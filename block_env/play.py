@@ -468,6 +468,20 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def game_of_args(args: argparse.Namespace) -> dict[str, Any]:
+    """The ``raw_env`` keywords that the command line's game options ask for."""
+    config: dict[str, Any] = {
+        "num_players": args.players or (4 if args.partnership else 2),
+        "opener": args.opener,
+        "episode": args.episode,
+        "partnership": args.partnership,
+        "target_score": args.target,
+    }
+    if args.max_pip is not None:
+        config["max_pip"] = args.max_pip
+    return config
+
+
 def _web(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     """``--web``: check the options by setting up one game, then serve until interrupted."""
     if args.resume is not None:
@@ -479,15 +493,7 @@ def _web(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from block_env.agent_specs import SetupError
     from block_env.web.session import GameOptions, PlaySession
 
-    config: dict[str, Any] = {
-        "num_players": args.players or (4 if args.partnership else 2),
-        "opener": args.opener,
-        "episode": args.episode,
-        "partnership": args.partnership,
-        "target_score": args.target,
-    }
-    if args.max_pip is not None:
-        config["max_pip"] = args.max_pip
+    config = game_of_args(args)
     record_dir = None if args.record is None else Path(args.record)
     options = GameOptions(
         config=config,
@@ -573,16 +579,7 @@ def main(argv: Sequence[str] | None = None, ask: Callable[[str], str] = input) -
             if record_path is None:
                 record_path = Path(args.resume)
         else:
-            config: dict[str, Any] = {
-                "num_players": args.players or (4 if args.partnership else 2),
-                "opener": args.opener,
-                "episode": args.episode,
-                "partnership": args.partnership,
-                "target_score": args.target,
-            }
-            if args.max_pip is not None:
-                config["max_pip"] = args.max_pip
-            raw = raw_env(**config, lang=args.lang)
+            raw = raw_env(**game_of_args(args), lang=args.lang)
             report = None
             human = args.seat
             opponents = args.opponents or ["rules"]
@@ -606,7 +603,7 @@ def main(argv: Sequence[str] | None = None, ask: Callable[[str], str] = input) -
                 report = records.replay(record, env=env_info)
                 raw = report.env
             else:
-                raw = raw_env(**config, lang=args.lang, obs_type="information_state")
+                raw = raw_env(**game_of_args(args), lang=args.lang, obs_type="information_state")
             agents, labels = _seat_agents(raw, human, opponents, seed, args.allow_mismatch)
         env = records.RecordingWrapper(raw, players=labels)
         if args.resume is not None:
