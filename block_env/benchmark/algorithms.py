@@ -238,6 +238,44 @@ ALGORITHMS: dict[str, Algorithm] = {
 }
 
 
+def _benchmarl(algo: str) -> Trainer:
+    """BenchMARL's ``algo`` on the parallel view (``block_env.integrations.benchmarl``)."""
+
+    def train(
+        task: Task, minutes: float, seed: int, run_dir: Path, nproc: int, progress: bool
+    ) -> Trained:
+        try:
+            from block_env.integrations.benchmarl.leaderboard import train as run
+        except ImportError as exc:
+            raise SetupError(f"benchmarl-{algo} needs the benchmarl extra ({exc})") from exc
+        out = run(algo, task.env_kwargs(), minutes, seed, run_dir)
+        (run_dir / "train.json").write_text(json.dumps(out, indent=2), encoding="utf-8")
+        spec = f"block_env.integrations.benchmarl.agent:load_agent:path={out['policy']}"
+        return Trained(spec, int(out["env_steps"]), float(out["train_seconds"]))
+
+    return train
+
+
+ALGORITHMS.update(
+    {
+        f"benchmarl-{name}": Algorithm(
+            f"benchmarl-{name}",
+            "benchmarl",
+            "benchmarl",
+            "frames: steps of the parallel view (one move each; the other seats wait)",
+            f"BenchMARL's {recipe}, its default configs (CSV logs, no video); player_0's "
+            "group is scored (block_env/integrations/benchmarl/leaderboard.py)",
+            _benchmarl(name),
+        )
+        for name, recipe in (
+            ("mappo", "MAPPO: per-group actors, a critic on the privileged state"),
+            ("ippo", "IPPO: per-group actors and critics on the observations"),
+            ("qmix", "QMIX: per-group Q-networks mixed on the privileged state"),
+        )
+    }
+)
+
+
 def get_algorithm(name: str) -> Algorithm:
     """The algorithm named ``name``; SetupError naming the known ones otherwise."""
     if name not in ALGORITHMS:
