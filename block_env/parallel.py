@@ -72,8 +72,8 @@ class BlockParallelEnv(ParallelEnv):
         }
         self.possible_agents = list(aec.possible_agents)
         self.agents: list[str] = []
-        self.num_actions = aec_actions = aec.config.tiles.num_actions
-        self.wait = wait_action(aec_actions)
+        aec_actions = aec.config.tiles.num_actions  # 2T + 1
+        self.wait = wait_action(aec_actions)  # 2T + 1: the last of the 2T + 2 actions
         obs_box = aec.observation_spaces[self.possible_agents[0]]["observation"]
         obs_space = spaces.Dict(
             {
