@@ -117,6 +117,26 @@ def test_tiny_mappo_trains_logs_evaluates_and_exports_a_policy(tmp_path: Path) -
     assert result.hands >= 8  # the adapter plays whole games of the AEC env, legally
 
 
+def test_export_of_unshared_networks_takes_the_groups_first_seat(tmp_path: Path) -> None:
+    config = experiment_config(tmp_path, {**TINY, "share_policy_params": False})
+    experiment = Experiment(
+        task=BlockTask.PARTNERSHIP.get_task(),
+        algorithm_config=MappoConfig.get_from_yaml(),
+        model_config=MlpConfig.get_from_yaml(),
+        critic_model_config=MlpConfig.get_from_yaml(),
+        seed=1,
+        config=config,
+    )
+    agent = load_agent(export_policy(experiment, tmp_path / "p.pt", group="team_1"))
+    td = experiment.test_env.reset()
+    logits = experiment.group_policies["team_1"].module[0](td.clone())["team_1", "logits"]
+    observations = td["team_1", "observation", "observation"]
+    torch.testing.assert_close(agent.net(observations[0]), logits[0])  # player_1's network
+    assert not torch.allclose(agent.net(observations[1]), logits[1])  # not player_3's
+    with pytest.raises(ValueError, match="unknown group"):
+        export_policy(experiment, tmp_path / "q.pt", group="team_9")
+
+
 def test_python_m_benchmarl_run_finds_the_block_tasks(tmp_path: Path) -> None:
     settings = [f"experiment.{k}={v}" for k, v in TINY.items()]
     command = [
