@@ -44,15 +44,12 @@ class BlockEnv(EnvBase):
 
     def init(self, key: jax.Array) -> State:
         """The first hand of a new episode (match or hand), dealt from ``key``."""
-        state = self._init(key)
-        return state.replace(observation=self._observe(state, state.current_player))
+        return self._finish(self._init(key))
 
     def step(self, state: State, action: jax.Array, key: jax.Array | None = None) -> State:
         """The state after the seat to act plays ``action`` (see the module docstring)."""
         action = jnp.asarray(action, jnp.int32)
-        num_actions = self.spec.num_actions
-        in_range = (action >= 0) & (action < num_actions)
-        illegal = ~(in_range & state.legal_action_mask[jnp.clip(action, 0, num_actions - 1)])
+        illegal = self._illegal(state, action)
         seed = state._seed if key is None else game.seed_words(key)
         done = state.terminated | state.truncated
         counted = state.replace(_step_count=state._step_count + 1)
@@ -66,7 +63,32 @@ class BlockEnv(EnvBase):
             lambda: self._step_with_illegal_action(counted, state.current_player),
             lambda: after,
         )
-        mask = jnp.where(after.terminated, True, after.legal_action_mask)
+        return self._finish(after)
+
+    def step_autoreset(self, state: State, action: jax.Array, key: jax.Array) -> State:
+        """``step``, then a new episode where this one ended: what
+        ``pgx.experimental.auto_reset(env.step, env.init)`` returns, except that ``key``
+        serves both the step's deal and ``init`` (a step deals the next hand or ends the
+        episode, never both) and the work is shared: one deal, one observation. As there,
+        a terminated state given in starts its episode again from the fresh state, and the
+        state returned where an episode ended is ``init(key)``'s with the step's rewards
+        and ``terminated`` (the final position is not kept)."""
+        action = jnp.asarray(action, jnp.int32)
+        cleared = state.replace(
+            terminated=jnp.zeros_like(state.terminated),
+            truncated=jnp.zeros_like(state.truncated),
+            rewards=jnp.zeros_like(state.rewards),
+        )
+        illegal = self._illegal(state, action) & ~state.terminated & ~state.truncated
+        seed = game.seed_words(key)
+        counted = cleared.replace(_step_count=state._step_count + 1)
+        after = game.apply_action(self.spec, counted, action, seed, restart=seed, abandon=illegal)
+        penalty = self._step_with_illegal_action(after, state.current_player)
+        after = after.replace(
+            rewards=jnp.where(illegal, penalty.rewards, after.rewards),
+            terminated=after.terminated | illegal,
+        )
+        mask = game.legal_mask(self.spec, after)  # a fresh episode's, where one ended
         after = after.replace(legal_action_mask=mask)
         return after.replace(observation=self._observe(after, after.current_player))
 
@@ -96,6 +118,18 @@ class BlockEnv(EnvBase):
     @property
     def observation_shape(self) -> tuple[int, ...]:
         return (self.spec.dim,)
+
+    def _illegal(self, state: State, action: jax.Array) -> jax.Array:
+        """Whether ``action`` is outside 0..2T or not legal in ``state``."""
+        num_actions = self.spec.num_actions
+        in_range = (action >= 0) & (action < num_actions)
+        return ~(in_range & state.legal_action_mask[jnp.clip(action, 0, num_actions - 1)])
+
+    def _finish(self, state: State) -> State:
+        """The mask (every action at a terminal state, as pgx) and the observation."""
+        mask = jnp.where(state.terminated, True, game.legal_mask(self.spec, state))
+        state = state.replace(legal_action_mask=mask)
+        return state.replace(observation=self._observe(state, state.current_player))
 
     # -- pgx's abstract methods -----------------------------------------------------------
 

@@ -70,14 +70,15 @@ class Spec:
         return slot_size(self.config)
 
     @cached_property
-    def _tables(self) -> Tables:
+    def tables_np(self) -> Tables:
+        """The constant tables as numpy arrays (for static look-ups while tracing)."""
         return Tables(self.config)
 
     @property
     def tables(self) -> SimpleNamespace:
         """The constant tables as JAX arrays, made anew for each trace (a JAX array made
         inside one trace must not be kept for the next)."""
-        return SimpleNamespace(**{k: jnp.asarray(v) for k, v in vars(self._tables).items()})
+        return SimpleNamespace(**{k: jnp.asarray(v) for k, v in vars(self.tables_np).items()})
 
 
 class Tables:
