@@ -88,9 +88,13 @@ class BlockEnv(EnvBase):
             rewards=jnp.where(illegal, penalty.rewards, after.rewards),
             terminated=after.terminated | illegal,
         )
-        mask = game.legal_mask(self.spec, after)  # a fresh episode's, where one ended
-        after = after.replace(legal_action_mask=mask)
-        return after.replace(observation=self._observe(after, after.current_player))
+        # every game is live now (a fresh episode where one ended): its mask, and the
+        # observation init gives (with a seat to act), whatever ``terminated`` says
+        live = after.replace(terminated=jnp.zeros_like(after.terminated))
+        return after.replace(
+            legal_action_mask=game.legal_mask(self.spec, after),
+            observation=self._observe(live, after.current_player),
+        )
 
     def observe(self, state: State, player_id: jax.Array | None = None) -> jax.Array:
         """``player_id``'s observation vector (default: the seat to act), float32 of length

@@ -3,13 +3,15 @@
 B JAX games run under ``jax.jit(jax.vmap(...))`` beside B ``raw_env``s, driven by the same
 random legal actions. At every step the seat to act, the observation (bit for bit), the
 mask, every seat's reward and the end of the episode must be equal; when an episode ends,
-every seat's final observation too. Each AEC env is reset with
-``block_env.jax.reset_options`` of the JAX game's first state (its deal, leader and
-scores). Later deals of a match: when a JAX step ends a hand and deals the next one, the
-AEC env's generator is replaced, for its next draw only, by one whose permutation lays out
-that deal (``Dealt``), so ``raw_env`` deals it through its own ``rules.next_hand``; the new
-hand's leader, opener and scores stay the AEC env's own. Finished JAX games restart as
-pgx pipelines do: ``jnp.where(terminated, init(new keys), state)``.
+every seat's final observation too, and every fourth step every seat's observation.
+
+Each AEC env is reset with ``block_env.jax.reset_options`` of the JAX game's first state
+(its deal, leader and scores). Later deals of a match: when a JAX step ends a hand and
+deals the next one, the AEC env's generator is replaced, for its next draw only, by one
+whose permutation lays out that deal (``Dealt``), so ``raw_env`` deals it through its own
+``rules.next_hand``; the new hand's leader, opener and scores stay the AEC env's own.
+Finished JAX games restart as pgx pipelines do: ``jnp.where(terminated, init(new keys),
+state)``.
 """
 
 from __future__ import annotations
@@ -123,7 +125,7 @@ class Lockstep:
         self.advance = jax.jit(advance)
         self.key = jax.random.PRNGKey(seed)
         self.rng = np.random.default_rng(seed)
-        self.hands = self.episodes = 0
+        self.hands = self.episodes = self.steps = 0
         # the first states: every game of a finished batch restarted (one compiled program)
         keys = self._keys(num_games)
         shapes = jax.eval_shape(jax.vmap(env.init), keys)
@@ -179,6 +181,12 @@ class Lockstep:
         assert not got.truncated.any()
         for i in np.flatnonzero(ended):
             self._check_final(got, finals, int(i))
+        self.steps += 1
+        if self.steps % 4 == 0:  # every seat's view, not only the seat to act's
+            for i in np.flatnonzero(~np.array(ended)):
+                aec = self.aecs[i]
+                want = np.stack([aec.observe(a)["observation"] for a in aec.possible_agents])
+                np.testing.assert_array_equal(bits(finals[i]), bits(want))
         self.check()
 
     def _check_final(self, got: bj.State, finals: np.ndarray, i: int) -> None:
