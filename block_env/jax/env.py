@@ -79,7 +79,7 @@ class BlockEnv(EnvBase):
             truncated=jnp.zeros_like(state.truncated),
             rewards=jnp.zeros_like(state.rewards),
         )
-        illegal = self._illegal(state, action) & ~state.terminated & ~state.truncated
+        illegal = self._illegal(state, action)
         seed = game.seed_words(key)
         counted = cleared.replace(_step_count=state._step_count + 1)
         after = game.apply_action(self.spec, counted, action, seed, restart=seed, abandon=illegal)

@@ -95,7 +95,11 @@ def once(f, *args: jax.Array):
     recompute the word, and arrays stacked from per-seat values would each recompute what
     the seats share; a conditional's results are computed once, inside it. The predicate
     (always true) is a runtime value, and under ``vmap`` the batching rule keeps it
-    unbatched so that the conditional stays one (a select would fuse again)."""
+    unbatched so that the conditional stays one (a select would fuse again). Only where
+    the default backend is the CPU: an accelerator's conditional waits for its predicate
+    on the host, and its compiler has compute to spare."""
+    if not _barriers():
+        return f(*args)
 
     @jax.custom_batching.custom_vmap
     def barrier(*args: jax.Array):
@@ -115,7 +119,9 @@ def once_where(need: jax.Array, f, *args: jax.Array):
     fusion barrier like ``once``. Under ``vmap`` over ``_COMPACT_FROM`` games or more, the
     batching rule computes ``f`` only for the games that need it when they are at most an
     eighth of the batch (gathered into a smaller batch and scattered back), for all games
-    otherwise: deals are needed at the end of a hand only."""
+    otherwise: deals are needed at the end of a hand only. Off the CPU, ``f(*args)``."""
+    if not _barriers():
+        return f(*args)
 
     @jax.custom_batching.custom_vmap
     def barrier(need: jax.Array, *args: jax.Array):
@@ -147,6 +153,11 @@ def once_where(need: jax.Array, f, *args: jax.Array):
         return out, jax.tree.map(lambda _: True, out)
 
     return barrier(need, *args)
+
+
+def _barriers() -> bool:
+    """Whether to place fusion barriers: when tracing for a CPU default backend."""
+    return jax.default_backend() == "cpu"
 
 
 def _in_cond(f, args: tuple):

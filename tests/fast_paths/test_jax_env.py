@@ -274,18 +274,20 @@ def test_step_autoreset_is_pgx_auto_reset_with_one_key() -> None:
     fused, plain = jax.jit(jax.vmap(env.step_autoreset)), jax.jit(composed)
     state = jax.jit(init)(play_keys(15, 64))
     key = jax.random.PRNGKey(16)
-    ended = 0
+    ended = restarted_illegal = 0
     for step in range(60):
         key, k1, k2 = jax.random.split(key, 3)
         actions = random_legal(state.legal_action_mask, k1)
-        if step % 10 == 9:  # an illegal move in a few games
-            actions = actions.at[:4].set(-1)
+        if step % 3 == 2:  # illegal moves in a few games and in the games just restarted
+            illegal = (jnp.arange(64) < 4) | state.terminated
+            actions = jnp.where(illegal, -1, actions)
+            restarted_illegal += int(state.terminated.sum())
         keys = jax.random.split(k2, 64)
         after = fused(state, actions, keys)
         same_states(after, plain(state, actions, keys))
         ended += int(after.terminated.sum())
         state = after
-    assert ended >= 64
+    assert ended >= 64 and restarted_illegal >= 5
 
 
 # ---- reset options and pictures ---------------------------------------------------------
@@ -317,3 +319,30 @@ def test_svg_shows_every_game(tmp_path) -> None:
     path = tmp_path / "state.svg"
     state_i(batch, 0).save_svg(path, color_theme="dark")
     assert path.read_text().startswith("<svg") and "game 0" not in path.read_text()
+
+
+def test_without_fusion_barriers_the_game_is_the_same(monkeypatch) -> None:
+    """Off the CPU the rules run without fusion barriers and without dealing only where
+    needed: that code path, traced here on the CPU, gives the same states."""
+    from block_env.jax import game
+
+    cfg = {"num_players": 3, "opener": "highest_double", "hand_size": 3}
+    env = bj.make(**cfg, obs_type="information_state")
+    with_barriers = jax.jit(jax.vmap(env.step_autoreset))
+    init = jax.jit(jax.vmap(env.init))
+    state = init(play_keys(21, 256))
+    warm = random_legal(state.legal_action_mask, jax.random.PRNGKey(0)), play_keys(0, 256)
+    with_barriers(state, *warm)  # traced (and kept) with the barriers
+    monkeypatch.setattr(game, "_barriers", lambda: False)
+    plain = jax.jit(jax.vmap(lambda s, a, k: env.step_autoreset(s, a, k)))
+    same_states(jax.jit(jax.vmap(lambda k: env.init(k)))(play_keys(21, 256)), state)
+    key, hands = jax.random.PRNGKey(22), 0
+    for _ in range(12):
+        key, k1, k2 = jax.random.split(key, 3)
+        actions = random_legal(state.legal_action_mask, k1)
+        keys = jax.random.split(k2, 256)
+        after = with_barriers(state, actions, keys)
+        same_states(plain(state, actions, keys), after)
+        hands += int((after._turn == 0).sum())
+        state = after
+    assert hands >= 256
