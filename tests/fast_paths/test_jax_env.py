@@ -346,3 +346,29 @@ def test_without_fusion_barriers_the_game_is_the_same(monkeypatch) -> None:
         hands += int((after._turn == 0).sum())
         state = after
     assert hands >= 256
+
+
+def test_without_pgx_the_env_is_the_same() -> None:
+    """Where pgx is absent the state and env come from stand-ins with the same fields: the
+    same states, in a process that cannot import pgx."""
+    import subprocess
+    import sys
+
+    script = (
+        "import sys; sys.modules['pgx'] = None\n"
+        "import jax, numpy as np, block_env.jax as bj\n"
+        "assert not bj.HAS_PGX\n"
+        "env = bj.make(num_players=3)\n"
+        "s = jax.jit(jax.vmap(env.init))(jax.random.split(jax.random.PRNGKey(5), 8))\n"
+        "s = jax.jit(jax.vmap(env.step))(s, s.legal_action_mask.argmax(axis=1))\n"
+        "print(type(s).__mro__[1].__module__)\n"
+        "print(np.asarray(s.observation).sum(), np.asarray(s._hands).sum())\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    ).stdout.split("\n")
+    assert out[0] == "block_env.jax._compat"
+    env = bj.make(num_players=3)
+    s = jax.jit(jax.vmap(env.init))(jax.random.split(jax.random.PRNGKey(5), 8))
+    s = jax.jit(jax.vmap(env.step))(s, s.legal_action_mask.argmax(axis=1))
+    assert out[1] == f"{np.asarray(s.observation).sum()} {np.asarray(s._hands).sum()}"
