@@ -170,12 +170,6 @@ def _in_cond(f, args: tuple):
     )
 
 
-def _unpack(words: list[jax.Array]) -> jax.Array:
-    """The bits of uint32 ``words`` as len(words) * 32 values 0/1, word by word."""
-    shifts = jnp.arange(32, dtype=_U32)
-    return jnp.concatenate([(w >> shifts) & 1 for w in words])
-
-
 # ---- deals ------------------------------------------------------------------------------
 
 
@@ -470,6 +464,32 @@ def apply_action(
     With ``restart`` (seed words), a game whose episode ends, or that ``abandon`` (a bool)
     ends whatever the action, starts a new episode as ``init`` deals it from those words,
     keeping the step's rewards and terminated flag: one deal serves both cases."""
+    moved, hands, domino, ended = _move(spec, state, action)
+    moved = _hand_result(spec, moved, hands, state.current_player, domino, ended)
+    n, over = spec.n, moved.terminated
+    number = state._hand_number + 1
+    if restart is None:
+        dealt, _ = deal(spec, seed, number, ended & ~over)
+        redealt = start_hand(spec, moved, dealt, _next(n, state._leader), moved._scores, number)
+        again = ended & ~over
+    else:
+        new = over if abandon is None else over | abandon
+        again = ended if abandon is None else ended | abandon
+        number = jnp.where(new, 0, number)
+        dealt, lot = deal(spec, jnp.where(new, restart, seed), number, again)
+        leader = jnp.where(new, lot, _next(n, state._leader))
+        scores = jnp.where(new, 0, moved._scores)
+        redealt = start_hand(spec, moved, dealt, leader, scores, number).replace(
+            _step_count=jnp.where(new, 0, moved._step_count),  # a new episode, as init deals it
+            _seed=jnp.where(new, restart, moved._seed),
+        )
+    return jax.tree.map(lambda x, y: jnp.where(again, x, y), redealt, moved)
+
+
+def _move(spec: Spec, state: State, action: jax.Array) -> tuple:
+    """(the state after the move, the hands as a list, whether the mover dominoed, whether
+    the hand ended): the tile leaves the mover's hand for the line and the end it matches
+    takes its other value; a pass shows both end values lacking (the voids)."""
     tb = spec.tables
     n = spec.n
     seat = state.current_player
@@ -497,47 +517,35 @@ def apply_action(
         col = jnp.arange(spec.slots) == state._turn // n
         me = jnp.arange(n) == seat
         history = jnp.where(me[:, None] & col[None, :], action, history)
-
-    # the hand's result once, not once per seat of the arrays stacked from it
-    points, winner, win_side, tie = once(
-        lambda h, s, d: _score(spec, _seats(h), s, d), jnp.stack(hands), seat, domino
-    )
-    points = _seats(points)
-    scores = [s + jnp.where(ended, p, 0) for s, p in zip(_seats(state._scores), points)]
-    over, decided, match_side = _episode_end(spec, scores, win_side, tie)
-    over = ended & over
-    rewards = _rewards(spec, points, winner, tie, ended, over, decided, match_side)
-    scores = jnp.stack(scores)
     moved = state.replace(
         current_player=_next(n, seat),
-        rewards=rewards,
-        terminated=over,
         _hands=jnp.stack(hands),
         _played=state._played | bit,
         _left=left,
         _right=right,
         _voids=jnp.stack(voids),
-        _scores=scores,
         _history=history,
         _turn=state._turn + 1,
     )
-    number = state._hand_number + 1
-    if restart is None:
-        dealt, _ = deal(spec, seed, number, ended & ~over)
-        redealt = start_hand(spec, moved, dealt, _next(n, state._leader), scores, number)
-        again = ended & ~over
-    else:
-        new = over if abandon is None else over | abandon
-        number = jnp.where(new, 0, number)
-        again = ended if abandon is None else ended | abandon
-        dealt, lot = deal(spec, jnp.where(new, restart, seed), number, again)
-        leader = jnp.where(new, lot, _next(n, state._leader))
-        redealt = start_hand(spec, moved, dealt, leader, jnp.where(new, 0, scores), number)
-        redealt = redealt.replace(  # a new episode: as init deals it
-            _step_count=jnp.where(new, 0, moved._step_count),
-            _seed=jnp.where(new, restart, moved._seed),
-        )
-    return jax.tree.map(lambda x, y: jnp.where(again, x, y), redealt, moved)
+    return moved, hands, domino, ended
+
+
+def _hand_result(spec: Spec, moved: State, hands: list, actor, domino, ended) -> State:
+    """``moved`` with the step's rewards, the scores and ``terminated`` set: zero rewards
+    unless ``actor``'s move ended the hand."""
+    # the hand's result once, not once per seat of the arrays stacked from it
+    points, winner, win_side, tie = once(
+        lambda h, s, d: _score(spec, _seats(h), s, d), jnp.stack(hands), actor, domino
+    )
+    points = _seats(points)
+    scores = [s + jnp.where(ended, p, 0) for s, p in zip(_seats(moved._scores), points)]
+    over, decided, match_side = _episode_end(spec, scores, win_side, tie)
+    over = ended & over
+    return moved.replace(
+        rewards=_rewards(spec, points, winner, tie, ended, over, decided, match_side),
+        terminated=over,
+        _scores=jnp.stack(scores),
+    )
 
 
 # ---- observations -------------------------------------------------------------------------
