@@ -2,7 +2,8 @@
 
 ``make(**kwargs)`` takes ``raw_env``'s game keywords and returns a ``BlockEnv``:
 ``init(key)``, ``step(state, action, key=None)``, ``observe(state, player_id)``, ``id``,
-``version``, ``num_players``, ``num_actions``, ``observation_shape``. States are pytrees
+``version``, ``num_players``, ``num_actions``, ``observation_shape``, and
+``step_autoreset(state, action, key)`` (pgx's auto-reset in one step). States are pytrees
 (``jax.jit``, ``jax.vmap``, ``jax.lax.scan``); where pgx is installed the env is a
 ``pgx.Env`` and its state a ``pgx.State``. The game is the AEC env's, exactly: observation,
 mask, rewards and episode end (tests/fast_paths/test_jax_vs_aec.py plays them in
