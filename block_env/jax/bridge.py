@@ -8,11 +8,10 @@ from typing import Any
 
 import numpy as np
 
-from block_env.jax.state import State
 from block_env.tiles import PIP_RANGE, TileSet, iter_tiles, tile_set
 
 
-def _tile_set_of(state: State) -> TileSet:
+def _tile_set_of(state: Any) -> TileSet:
     """The tile set of a state, told by the length of its action mask (2T + 1)."""
     num_actions = state.legal_action_mask.shape[-1]
     for max_pip in PIP_RANGE:
@@ -21,7 +20,7 @@ def _tile_set_of(state: State) -> TileSet:
     raise ValueError(f"no tile set has {num_actions} actions: not a block_env.jax state")
 
 
-def _games(state: State) -> tuple[dict[str, np.ndarray], int | None]:
+def _games(state: Any) -> tuple[dict[str, np.ndarray], int | None]:
     """The host copy of the position's fields and the batch size (None for one game)."""
     fields = {
         "hands": np.asarray(state._hands),
@@ -57,7 +56,7 @@ def _game_options(tiles: TileSet, f: dict[str, Any], i: int | None) -> dict[str,
     return options
 
 
-def reset_options(state: State) -> dict[str, Any] | list[dict[str, Any]]:
+def reset_options(state: Any) -> dict[str, Any] | list[dict[str, Any]]:
     """The ``raw_env.reset(options=...)`` that deals the hand ``state`` starts with: every
     seat's ``hands`` (lists of (a, b) tiles), the ``leader`` (only with
     ``opener="rotate"``: ``highest_double`` finds it from the hands) and the ``scores``.
@@ -85,7 +84,7 @@ def _game_lines(ts: TileSet, f: dict[str, Any], i: int | None) -> list[str]:
     return lines
 
 
-def state_svg(state: State, dark: bool = False, scale: float = 1.0) -> str:
+def state_svg(state: Any, dark: bool = False, scale: float = 1.0) -> str:
     """Every game of ``state`` as lines of text in one SVG (seat to act marked ``>``)."""
     tiles = _tile_set_of(state)
     fields, size = _games(state)
