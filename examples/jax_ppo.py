@@ -1,6 +1,6 @@
 """PPO self-play on ``block_env.jax``, compiled end to end, then an evaluation.
 
-    python examples/jax_ppo.py --updates 500 --out jax_ppo.msgpack
+    python examples/jax_ppo.py --updates 600 --out jax_ppo.msgpack
     block-env benchmark block_env.jax.agent:load_agent:path=jax_ppo.msgpack \\
         --task block-2p-v1 --hands 2000
 
@@ -20,7 +20,7 @@ from block_env.jax.ppo import PPOConfig, save_policy, train
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--updates", type=int, default=500, help="PPO updates (default 500)")
+    parser.add_argument("--updates", type=int, default=600, help="PPO updates (default 600)")
     parser.add_argument("--envs", type=int, default=1024, help="games played at once")
     parser.add_argument("--steps", type=int, default=32, help="rollout steps per update")
     parser.add_argument("--seed", type=int, default=0)
