@@ -104,6 +104,47 @@ class ObservationWriter:
             self._write_history(full, rows, seat)
         return full.reshape(k, self.n, self.obs_width)
 
+    def observations_of(self, rows: Any, seat: Any) -> Any:
+        """(M, obs_width) float32: the observation of seat ``seat[i]`` in game ``rows[i]`` as
+        the game stands (what the AEC env's ``observe`` gives that seat: the seat to act
+        marked relative to it), for any seats, whether to act or not."""
+        b, n = self.b, self.n
+        if getattr(self, "t_to_act_rel", None) is None:
+            self._init_to_act_tables()
+        m = int(rows.shape[0])
+        flat = rows * n + seat
+        rel = (b.take(self.current, rows) - seat + n) % n  # the seat to act, relative
+        # the tails kept per observer mark that observer as the one to act: moved to ``rel``
+        tails = (b.take_rows(self.tail, flat) & self.t_to_act_keep) | b.take_rows(
+            self.t_to_act_rel, rel
+        )
+        full = b.empty((m, self.obs_width), "f32")
+        obs = full[:, : self.L.obs_dim] if self.history else full
+        self._write(obs, b.take(self.hands_flat, flat), rows, seat, tails)
+        if self.wide:
+            self._wide_fix(obs, b.take_rows(self.scores, rows), seat)
+        if self.history:
+            self._write_history(full, rows, seat)
+        return full
+
+    def every_seat_observations(self) -> Any:
+        """(B, n, obs_width) float32: every seat's observation of every game as it stands."""
+        rows = self.t_game_rep.reshape(-1)
+        full = self.observations_of(rows, self.t_seat_rep[: int(rows.shape[0])])
+        return full.reshape(self.num_envs, self.n, self.obs_width)
+
+    def _init_to_act_tables(self) -> None:
+        """``t_to_act_rel`` (n, W): by relative seat r, the tail words with only the to_act
+        byte of r set; ``t_to_act_keep`` (W,): every tail bit but the to_act bytes'.
+        Constants (read-only), so not part of a saved engine state."""
+        n = self.n
+        at = self.L.HEAD_END - 8 * self.tail_c0 + self.L.T_TO_ACT
+        flags = np.zeros((n, 8 * (self.obs_chunks - self.tail_c0)), dtype=np.uint8)
+        flags[np.arange(n), at + np.arange(n)] = 1
+        words = flags.view(np.int64)
+        self.t_to_act_keep = self._const(~np.bitwise_or.reduce(words, axis=0))
+        self.t_to_act_rel = self._const(np.ascontiguousarray(words))
+
     def _rotate(self, packed: Any, width: int, seat: Any) -> Any:
         """Per-seat fields packed ``width`` bits per absolute seat, re-packed by relative
         seat (relative seat r = absolute seat (seat + r) % n)."""
