@@ -65,7 +65,7 @@ def export_policy(experiment: Any, path: str | Path, group: str | None = None) -
         "state_dict": {k: v.detach().cpu().clone() for k, v in state.items()},
         "group": group,
         "seats": list(groups[group]),
-        "game": {k: v for k, v in task.config.items() if v is not None},
+        "game": {k: v for k, v in task.config.items() if v is not None and k != "batched"},
         "algorithm": type(experiment.algorithm_config).__name__,
     }
     path = Path(path)

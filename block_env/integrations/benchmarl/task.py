@@ -3,7 +3,10 @@
 
 Each task is ``block_env.parallel_env`` (every seat acts each step; the seats not to act
 have the wait action alone) in TorchRL's ``PettingZooWrapper``, with its configuration (the
-env's keywords) read from ``conf/task/block/<task>.yaml`` beside this module. Groups: one
+env's keywords) read from ``conf/task/block/<task>.yaml`` beside this module. With the task
+key ``batched: true`` the env is instead ``BatchedBlockEnv``
+(``block_env.integrations.torchrl_batched``): the same view, keys and specs, the
+``num_envs`` games on the batched engine in one env of batch size ``[num_envs]``. Groups: one
 per seat in individual play (``player_0``, ``player_1``, ...: each seat its own policy),
 one per team in partnership (``team_0`` = seats 0 and 2, ``team_1`` = seats 1 and 3). The
 centralised state (``"state"``) is the env's privileged full position, which MAPPO's and
@@ -38,6 +41,7 @@ ENV_KEYS = (
     "hand_size",
     "target_score",
 )
+TASK_KEYS = ("batched",)  # options of the task, not keywords of the game
 
 
 def group_map_of(num_players: int, partnership: bool) -> dict[str, list[str]]:
@@ -51,12 +55,28 @@ def group_map_of(num_players: int, partnership: bool) -> dict[str, list[str]]:
 def env_kwargs_of(config: dict[str, Any]) -> dict[str, Any]:
     """``parallel_env``'s keywords from a task configuration (ValueError on an unknown key
     or a bad value, naming it)."""
-    unknown = sorted(set(config) - set(ENV_KEYS))
+    unknown = sorted(set(config) - set(ENV_KEYS) - set(TASK_KEYS))
     if unknown:
-        raise ValueError(f"unknown block task key(s) {unknown}: use {list(ENV_KEYS)}")
-    kwargs = {k: v for k, v in config.items() if v is not None}
+        raise ValueError(f"unknown block task key(s) {unknown}: use {list(ENV_KEYS + TASK_KEYS)}")
+    is_batched(config)
+    kwargs = {k: v for k, v in config.items() if v is not None and k in ENV_KEYS}
     BlockConfig(**kwargs)  # raises ValueError on a bad game
     return kwargs
+
+
+def is_batched(config: dict[str, Any]) -> bool:
+    """The task key ``batched`` (absent or null: False); ValueError unless a bool."""
+    value = config.get("batched")
+    if value is not None and not isinstance(value, bool):
+        raise ValueError(f"batched={value!r} is not allowed: use true or false")
+    return bool(value)
+
+
+def _one_game(env: EnvBase, spec: str) -> Composite:
+    """The env's ``full_<spec>_spec`` of one game (without the batched env's batch size)."""
+    if env.batch_size:
+        return getattr(env, f"full_{spec}_spec_unbatched")
+    return getattr(env, "observation_spec" if spec == "observation" else f"full_{spec}_spec")
 
 
 def max_steps_of(config: BlockConfig) -> int:
@@ -68,7 +88,8 @@ def max_steps_of(config: BlockConfig) -> int:
 
 
 class BlockTaskClass(TaskClass):
-    """A Block task: its env (the parallel view in TorchRL's wrapper), groups and specs."""
+    """A Block task: its env (the parallel view in TorchRL's wrapper, or ``batched: true``:
+    in ``BatchedBlockEnv``), groups and specs."""
 
     def get_env_fun(
         self,
@@ -79,6 +100,10 @@ class BlockTaskClass(TaskClass):
     ) -> Callable[[], EnvBase]:
         kwargs = env_kwargs_of(self.config)
         groups = group_map_of(kwargs["num_players"], kwargs.get("partnership", False))
+        if is_batched(self.config):
+            from block_env.integrations.torchrl_batched import BatchedBlockEnv
+
+            return lambda: BatchedBlockEnv(num_envs, groups, seed=seed, device=device, **kwargs)
         return lambda: PettingZooWrapper(
             env=parallel_env(**kwargs),
             group_map=groups,
@@ -106,7 +131,7 @@ class BlockTaskClass(TaskClass):
         return env.group_map
 
     def _group_entries(self, env: EnvBase, keep: str) -> Composite:
-        spec = env.observation_spec.clone()
+        spec = _one_game(env, "observation").clone()
         for group in self.group_map(env):
             for key in list(spec[group].keys()):
                 if key != keep:
@@ -124,10 +149,10 @@ class BlockTaskClass(TaskClass):
         return self._group_entries(env, "info")
 
     def state_spec(self, env: EnvBase) -> Composite:
-        return Composite({"state": env.observation_spec["state"].clone()})
+        return Composite({"state": _one_game(env, "observation")["state"].clone()})
 
     def action_spec(self, env: EnvBase) -> Composite:
-        return env.full_action_spec
+        return _one_game(env, "action")
 
     @staticmethod
     def env_name() -> str:
