@@ -40,6 +40,7 @@ __all__ = ["BlockParallelEnv", "parallel_env", "wait_action"]
 _F32 = np.dtype(np.float32)
 _I8 = np.dtype(np.int8)
 _frombuffer = np.frombuffer
+_ndarray = np.ndarray
 
 
 def wait_action(num_actions: int) -> int:
@@ -87,6 +88,16 @@ class BlockParallelEnv(ParallelEnv):
         self.state_space = aec.state_space
         self._seat_of = {a: i for i, a in enumerate(self.possible_agents)}
         self._waiting_mask = bytes(aec_actions) + b"\x01"  # a seat not to act: {WAIT}
+        self._waiting = _frombuffer(self._waiting_mask, _I8)  # read-only: copied out
+        self._seats = range(len(self.possible_agents))
+        self._seat_agents = tuple(enumerate(self.possible_agents))
+        self._others = [  # by the seat to act: the seats that must wait
+            tuple(a for a in self.possible_agents if a != current)
+            for current in self.possible_agents
+        ]
+        self._info_state = aec.obs_type == "information_state"
+        self._encode_all = aec._encode.all_observation_bytes
+        self._shape = (len(self.possible_agents), obs_box.shape[0])
 
     # -- PettingZoo API -------------------------------------------------------------------
 
@@ -154,8 +165,26 @@ class BlockParallelEnv(ParallelEnv):
         return self._observation(self._seat_of[agent])
 
     def _observations(self) -> dict[str, dict[str, np.ndarray]]:
-        observe = self._observation
-        return {agent: observe(seat) for seat, agent in enumerate(self.possible_agents)}
+        """Every seat's observation and mask, each a fresh array of its own that shares no
+        memory with the env or with another seat's. The vectors are built for all seats in
+        one pass (``BytesEncoder.all_observation_bytes``); every mask is the wait's, then the
+        seat to act's is given its legal actions instead."""
+        aec = self.aec
+        game = aec.game
+        if self._info_state:  # the history is appended per seat: the AEC env's bytes
+            rows = [_frombuffer(aec._observation_bytes(seat)[0], _F32) for seat in self._seats]
+        else:
+            rows = _ndarray(self._shape, _F32, self._encode_all(game, aec._memo))
+        waiting = self._waiting.copy
+        out = {}
+        for seat, agent in self._seat_agents:
+            out[agent] = {"observation": rows[seat].copy(), "action_mask": waiting()}
+        if not game.episode_over:
+            mask = out[self.possible_agents[game.current]]["action_mask"]
+            mask[self.wait] = 0
+            for action in aec._legal_actions():
+                mask[action] = 1
+        return out
 
     def _observation(self, seat: int) -> dict[str, np.ndarray]:
         """``seat``'s observation over fresh bytes: the AEC env's cached bytes, the mask
@@ -176,7 +205,25 @@ class BlockParallelEnv(ParallelEnv):
 
     def _checked(self, actions: Any) -> int:
         """The action of the seat to act, after checking the whole dict (ValueError naming
-        what is wrong otherwise; nothing has changed then)."""
+        what is wrong otherwise; nothing has changed then). The common case, a dict of plain
+        ints with the wait for every seat not to act and a legal move, is decided by integer
+        compares; anything else goes through ``_checked_in_full``, which names the fault."""
+        current = self.aec.game.current
+        if type(actions) is dict and len(actions) == len(self.agents):
+            wait = self.wait
+            for agent in self._others[current]:
+                action = actions.get(agent)
+                if type(action) is not int or action != wait:
+                    break
+            else:  # every other seat waits: the keys are the live agents exactly
+                chosen = actions.get(self.possible_agents[current])
+                if type(chosen) is int and chosen in self.aec._legal_actions():
+                    return chosen
+        return self._checked_in_full(actions)
+
+    def _checked_in_full(self, actions: Any) -> int:
+        """``_checked`` for any input: each seat's action in turn, ValueError at the first
+        fault."""
         agents = self.agents
         if type(actions) is not dict or len(actions) != len(agents):
             raise self._bad_keys(actions)

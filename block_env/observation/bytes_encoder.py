@@ -33,6 +33,7 @@ from block_env.tiles import tile_set
 __all__ = ["BytesEncoder", "bytes_encoder"]
 
 _PACK1 = struct.Struct("=f").pack
+_ALL_SEATS = "all seats"  # ``all_observation_bytes``'s memo keys: apart from (seat, to_act)
 
 
 def _bits_table(width: int) -> list[bytes]:
@@ -98,6 +99,8 @@ class BytesEncoder:
         self._pack_padded = struct.Struct(f"={n}f{4 * (MAX_SEATS - n)}x").pack
         self._rotate = [itemgetter(*((seat + r) % n for r in range(n))) for seat in range(n)]
         self._join = [_observation_joiner(self, seat) for seat in range(n)]
+        self._join_all = _all_seats_joiner(self)
+        self._all_keys = [(_ALL_SEATS, current) for current in range(n)]
 
     def __reduce__(self) -> tuple:
         return (_encoder, self._key)
@@ -152,6 +155,46 @@ class BytesEncoder:
         return self._join[seat](
             state.hands, state.played, state.left, state.right, state.voids, rest
         )
+
+    def all_observation_bytes(self, state: State, memo: dict) -> bytes:
+        """The bytes of every seat's observation, seat 0 first: ``observation_bytes(state,
+        seat, memo)`` for each seat, joined in one pass (``_all_seats_joiner``). ``memo`` is
+        ``observation_bytes``'s; every seat's tail is kept in it under keys of its own
+        (``_all_rests``)."""
+        rests = memo.get(self._all_keys[state.current])
+        if rests is None:  # once a hand for each seat to act
+            rests = self._all_rests(state, memo)
+        return self._join_all(
+            state.hands, state.played, state.left, state.right, state.voids, rests
+        )
+
+    def _all_rests(self, state: State, memo: dict) -> tuple[bytes, ...]:
+        """Every seat's tail (``_rest_bytes``) for this seat to act, kept in ``memo``. The
+        parts that stay the same all hand long (each seat's scores and leader tables, the
+        tiles out of play) are kept there too, once for all seats to act."""
+        n = self.num_players
+        parts = memo.get(_ALL_SEATS)
+        if parts is None:
+            in_hands = state.played
+            for h in state.hands:
+                in_hands |= h
+            out = _PACK1(self._t - in_hands.bit_count())
+            parts = memo[_ALL_SEATS] = [
+                (
+                    self._pack_padded(*self._rotate[seat](state.scores)),
+                    self._tail[(state.leader - seat) % n],
+                    out,
+                )
+                for seat in range(n)
+            ]
+        current = state.current
+        over = state.episode_over
+        rests = tuple(
+            scores + tail[n if over else (current - seat) % n] + out
+            for seat, (scores, tail, out) in enumerate(parts)
+        )
+        memo[self._all_keys[current]] = rests
+        return rests
 
     def _rest_bytes(self, state: State, seat: int) -> bytes:
         """The tail after the voids: scores, target, leader, to_act, seats, partnership and
@@ -239,6 +282,70 @@ def _observation_joiner(enc: BytesEncoder, seat: int) -> Callable[..., bytes]:
                     rest,
                 )
             )
+
+    return join
+
+
+def _all_seats_joiner(enc: BytesEncoder) -> Callable[..., bytes]:
+    """``(hands, played, left, right, voids, rests) -> bytes`` of every seat's observation,
+    seat 0 first (``rests``: each seat's tail, ``_rest_bytes``). The line and its ends are
+    joined once, each hand's count and each seat's voids looked up once, and every seat
+    takes them in its own relative order; one join for all seats, unrolled for 2, 3 and 4
+    players as ``_observation_joiner`` is."""
+    n = enc.num_players
+    w, ml, low, high, nv = enc._w, enc._mask_low, enc._low, enc._high, enc._v
+    ends, empty, vt, pad, pack = enc._ends, enc._empty, enc._voids, enc._void_pad, enc._pack_padded
+
+    if n == 2:
+
+        def join(h: tuple, p: int, left: int, right: int, v: tuple, r: tuple) -> bytes:
+            h0, h1 = h
+            c0, c1 = h0.bit_count(), h1.bit_count()
+            v0, v1 = vt[v[0]], vt[v[1]]
+            line = (
+                low[p & ml] + high[p >> w] + (empty if left == EMPTY else ends[left * nv + right])
+            )
+            return b"".join(
+                (
+                    low[h0 & ml], high[h0 >> w], line, pack(c0, c1), v0, v1, pad, r[0],
+                    low[h1 & ml], high[h1 >> w], line, pack(c1, c0), v1, v0, pad, r[1],
+                )
+            )  # fmt: skip
+
+    elif n == 3:
+
+        def join(h: tuple, p: int, left: int, right: int, v: tuple, r: tuple) -> bytes:
+            h0, h1, h2 = h
+            c0, c1, c2 = h0.bit_count(), h1.bit_count(), h2.bit_count()
+            v0, v1, v2 = vt[v[0]], vt[v[1]], vt[v[2]]
+            line = (
+                low[p & ml] + high[p >> w] + (empty if left == EMPTY else ends[left * nv + right])
+            )
+            return b"".join(
+                (
+                    low[h0 & ml], high[h0 >> w], line, pack(c0, c1, c2), v0, v1, v2, pad, r[0],
+                    low[h1 & ml], high[h1 >> w], line, pack(c1, c2, c0), v1, v2, v0, pad, r[1],
+                    low[h2 & ml], high[h2 >> w], line, pack(c2, c0, c1), v2, v0, v1, pad, r[2],
+                )
+            )  # fmt: skip
+
+    else:
+
+        def join(h: tuple, p: int, left: int, right: int, v: tuple, r: tuple) -> bytes:
+            h0, h1, h2, h3 = h
+            c0, c1, c2, c3 = h0.bit_count(), h1.bit_count(), h2.bit_count(), h3.bit_count()
+            v0, v1, v2, v3 = vt[v[0]], vt[v[1]], vt[v[2]], vt[v[3]]
+            line = (
+                low[p & ml] + high[p >> w] + (empty if left == EMPTY else ends[left * nv + right])
+            )
+            return b"".join(
+                (
+                    low[h0 & ml], high[h0 >> w], line, pack(c0, c1, c2, c3), v0, v1, v2, v3, r[0],
+                    low[h1 & ml], high[h1 >> w], line, pack(c1, c2, c3, c0), v1, v2, v3, v0, r[1],
+                    low[h2 & ml], high[h2 >> w], line, pack(c2, c3, c0, c1), v2, v3, v0, v1, r[2],
+                    low[h3 & ml], high[h3 >> w], line, pack(c3, c0, c1, c2), v3, v0, v1, v2, r[3],
+                )
+            )  # fmt: skip
 
     return join
 
