@@ -161,12 +161,13 @@ class BlockMultiAgentEnv(_Base):
     @property
     def agent_classes(self) -> dict[str, list[str]]:
         """The teams (``team_0``, ``team_1``) in partnership play, else one class per seat."""
-        teams = self.game.config.teams
-        names = sorted({f"team_{t}" for t in teams}) if self.game.config.partnership else None
-        if names is None:
+        config = self.game.config
+        if not config.partnership:
             return {a: [a] for a in self.agents}
+        teams = config.teams
         return {
-            name: [a for a, t in zip(self.agents, teams) if name == f"team_{t}"] for name in names
+            f"team_{t}": [a for a, s in zip(self.agents, teams) if s == t]
+            for t in sorted(set(teams))
         }
 
     # -- JaxMARL's interface --------------------------------------------------------------
