@@ -40,7 +40,6 @@ __all__ = ["BlockParallelEnv", "parallel_env", "wait_action"]
 _F32 = np.dtype(np.float32)
 _I8 = np.dtype(np.int8)
 _frombuffer = np.frombuffer
-_ndarray = np.ndarray
 
 
 def wait_action(num_actions: int) -> int:
@@ -172,13 +171,13 @@ class BlockParallelEnv(ParallelEnv):
         aec = self.aec
         game = aec.game
         if self._info_state:  # the history is appended per seat: the AEC env's bytes
-            rows = [_frombuffer(aec._observation_bytes(seat)[0], _F32) for seat in self._seats]
+            data = [bytearray(aec._observation_bytes(seat)[0]) for seat in self._seats]
         else:
-            rows = _ndarray(self._shape, _F32, self._encode_all(game, aec._memo))
+            data = self._encode_all(game, aec._memo)  # new bytearrays, one per seat
         waiting = self._waiting.copy
         out = {}
         for seat, agent in self._seat_agents:
-            out[agent] = {"observation": rows[seat].copy(), "action_mask": waiting()}
+            out[agent] = {"observation": _frombuffer(data[seat], _F32), "action_mask": waiting()}
         if not game.episode_over:
             mask = out[self.possible_agents[game.current]]["action_mask"]
             mask[self.wait] = 0

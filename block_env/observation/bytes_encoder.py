@@ -156,11 +156,11 @@ class BytesEncoder:
             state.hands, state.played, state.left, state.right, state.voids, rest
         )
 
-    def all_observation_bytes(self, state: State, memo: dict) -> bytes:
-        """The bytes of every seat's observation, seat 0 first: ``observation_bytes(state,
-        seat, memo)`` for each seat, joined in one pass (``_all_seats_joiner``). ``memo`` is
-        ``observation_bytes``'s; every seat's tail is kept in it under keys of its own
-        (``_all_rests``)."""
+    def all_observation_bytes(self, state: State, memo: dict) -> tuple[bytearray, ...]:
+        """Every seat's observation bytes, seat 0 first, each a new bytearray (the caller's
+        to keep): ``observation_bytes(state, seat, memo)`` for each seat, built in one pass
+        (``_all_seats_joiner``). ``memo`` is ``observation_bytes``'s; the tails of all seats
+        are kept in it under keys of their own (``_all_rests``)."""
         rests = memo.get(self._all_keys[state.current])
         if rests is None:  # once a hand for each seat to act
             rests = self._all_rests(state, memo)
@@ -286,68 +286,57 @@ def _observation_joiner(enc: BytesEncoder, seat: int) -> Callable[..., bytes]:
     return join
 
 
-def _all_seats_joiner(enc: BytesEncoder) -> Callable[..., bytes]:
-    """``(hands, played, left, right, voids, rests) -> bytes`` of every seat's observation,
-    seat 0 first (``rests``: each seat's tail, ``_rest_bytes``). The line and its ends are
-    joined once, each hand's count and each seat's voids looked up once, and every seat
-    takes them in its own relative order; one join for all seats, unrolled for 2, 3 and 4
-    players as ``_observation_joiner`` is."""
+def _all_seats_joiner(enc: BytesEncoder) -> Callable[..., tuple[bytearray, ...]]:
+    """``(hands, played, left, right, voids, rests) -> bytearrays`` of every seat's
+    observation, seat 0 first (``rests``: each seat's tail, ``_rest_bytes``), each a new
+    bytearray joined straight from the parts. The line and its ends are joined once, each
+    hand's tile count and each seat's voids looked up once, and every seat takes them in its
+    own relative order; unrolled for 2, 3 and 4 players as ``_observation_joiner`` is."""
     n = enc.num_players
-    w, ml, low, high, nv = enc._w, enc._mask_low, enc._low, enc._high, enc._v
+    w, ml, lo, hi, nv = enc._w, enc._mask_low, enc._low, enc._high, enc._v
     ends, empty, vt, pad, pack = enc._ends, enc._empty, enc._voids, enc._void_pad, enc._pack_padded
+    join = bytearray().join  # a new bytearray each call
 
     if n == 2:
 
-        def join(h: tuple, p: int, left: int, right: int, v: tuple, r: tuple) -> bytes:
+        def join_all(h: tuple, p: int, left: int, right: int, v: tuple, r: tuple) -> tuple:
             h0, h1 = h
             c0, c1 = h0.bit_count(), h1.bit_count()
             v0, v1 = vt[v[0]], vt[v[1]]
-            line = (
-                low[p & ml] + high[p >> w] + (empty if left == EMPTY else ends[left * nv + right])
+            line = lo[p & ml] + hi[p >> w] + (empty if left == EMPTY else ends[left * nv + right])
+            return (
+                join((lo[h0 & ml], hi[h0 >> w], line, pack(c0, c1), v0, v1, pad, r[0])),
+                join((lo[h1 & ml], hi[h1 >> w], line, pack(c1, c0), v1, v0, pad, r[1])),
             )
-            return b"".join(
-                (
-                    low[h0 & ml], high[h0 >> w], line, pack(c0, c1), v0, v1, pad, r[0],
-                    low[h1 & ml], high[h1 >> w], line, pack(c1, c0), v1, v0, pad, r[1],
-                )
-            )  # fmt: skip
 
     elif n == 3:
 
-        def join(h: tuple, p: int, left: int, right: int, v: tuple, r: tuple) -> bytes:
+        def join_all(h: tuple, p: int, left: int, right: int, v: tuple, r: tuple) -> tuple:
             h0, h1, h2 = h
             c0, c1, c2 = h0.bit_count(), h1.bit_count(), h2.bit_count()
             v0, v1, v2 = vt[v[0]], vt[v[1]], vt[v[2]]
-            line = (
-                low[p & ml] + high[p >> w] + (empty if left == EMPTY else ends[left * nv + right])
+            line = lo[p & ml] + hi[p >> w] + (empty if left == EMPTY else ends[left * nv + right])
+            return (
+                join((lo[h0 & ml], hi[h0 >> w], line, pack(c0, c1, c2), v0, v1, v2, pad, r[0])),
+                join((lo[h1 & ml], hi[h1 >> w], line, pack(c1, c2, c0), v1, v2, v0, pad, r[1])),
+                join((lo[h2 & ml], hi[h2 >> w], line, pack(c2, c0, c1), v2, v0, v1, pad, r[2])),
             )
-            return b"".join(
-                (
-                    low[h0 & ml], high[h0 >> w], line, pack(c0, c1, c2), v0, v1, v2, pad, r[0],
-                    low[h1 & ml], high[h1 >> w], line, pack(c1, c2, c0), v1, v2, v0, pad, r[1],
-                    low[h2 & ml], high[h2 >> w], line, pack(c2, c0, c1), v2, v0, v1, pad, r[2],
-                )
-            )  # fmt: skip
 
     else:
 
-        def join(h: tuple, p: int, left: int, right: int, v: tuple, r: tuple) -> bytes:
+        def join_all(h: tuple, p: int, left: int, right: int, v: tuple, r: tuple) -> tuple:
             h0, h1, h2, h3 = h
             c0, c1, c2, c3 = h0.bit_count(), h1.bit_count(), h2.bit_count(), h3.bit_count()
             v0, v1, v2, v3 = vt[v[0]], vt[v[1]], vt[v[2]], vt[v[3]]
-            line = (
-                low[p & ml] + high[p >> w] + (empty if left == EMPTY else ends[left * nv + right])
+            line = lo[p & ml] + hi[p >> w] + (empty if left == EMPTY else ends[left * nv + right])
+            return (
+                join((lo[h0 & ml], hi[h0 >> w], line, pack(c0, c1, c2, c3), v0, v1, v2, v3, r[0])),
+                join((lo[h1 & ml], hi[h1 >> w], line, pack(c1, c2, c3, c0), v1, v2, v3, v0, r[1])),
+                join((lo[h2 & ml], hi[h2 >> w], line, pack(c2, c3, c0, c1), v2, v3, v0, v1, r[2])),
+                join((lo[h3 & ml], hi[h3 >> w], line, pack(c3, c0, c1, c2), v3, v0, v1, v2, r[3])),
             )
-            return b"".join(
-                (
-                    low[h0 & ml], high[h0 >> w], line, pack(c0, c1, c2, c3), v0, v1, v2, v3, r[0],
-                    low[h1 & ml], high[h1 >> w], line, pack(c1, c2, c3, c0), v1, v2, v3, v0, r[1],
-                    low[h2 & ml], high[h2 >> w], line, pack(c2, c3, c0, c1), v2, v3, v0, v1, r[2],
-                    low[h3 & ml], high[h3 >> w], line, pack(c3, c0, c1, c2), v3, v0, v1, v2, r[3],
-                )
-            )  # fmt: skip
 
-    return join
+    return join_all
 
 
 @cache
