@@ -86,17 +86,17 @@ class BlockParallelEnv(ParallelEnv):
         self.action_spaces = dict.fromkeys(self.possible_agents, act_space)
         self.state_space = aec.state_space
         self._seat_of = {a: i for i, a in enumerate(self.possible_agents)}
+        # for the step's hot path: the waiting seats' mask (copied for each seat: read-only
+        # here), the seats not to act by the seat to act, every seat's vector in one pass
         self._waiting_mask = bytes(aec_actions) + b"\x01"  # a seat not to act: {WAIT}
-        self._waiting = _frombuffer(self._waiting_mask, _I8)  # read-only: copied out
-        self._seats = range(len(self.possible_agents))
+        self._waiting = _frombuffer(self._waiting_mask, _I8)
         self._seat_agents = tuple(enumerate(self.possible_agents))
-        self._others = [  # by the seat to act: the seats that must wait
+        self._others = [
             tuple(a for a in self.possible_agents if a != current)
             for current in self.possible_agents
         ]
         self._info_state = aec.obs_type == "information_state"
         self._encode_all = aec._encode.all_observation_bytes
-        self._shape = (len(self.possible_agents), obs_box.shape[0])
 
     # -- PettingZoo API -------------------------------------------------------------------
 
@@ -171,7 +171,7 @@ class BlockParallelEnv(ParallelEnv):
         aec = self.aec
         game = aec.game
         if self._info_state:  # the history is appended per seat: the AEC env's bytes
-            data = [bytearray(aec._observation_bytes(seat)[0]) for seat in self._seats]
+            data = [bytearray(aec._observation_bytes(seat)[0]) for seat, _ in self._seat_agents]
         else:
             data = self._encode_all(game, aec._memo)  # new bytearrays, one per seat
         waiting = self._waiting.copy
@@ -207,7 +207,8 @@ class BlockParallelEnv(ParallelEnv):
         what is wrong otherwise; nothing has changed then). The common case, a dict of plain
         ints with the wait for every seat not to act and a legal move, is decided by integer
         compares; anything else goes through ``_checked_in_full``, which names the fault."""
-        current = self.aec.game.current
+        aec = self.aec
+        current = aec.game.current
         if type(actions) is dict and len(actions) == len(self.agents):
             wait = self.wait
             for agent in self._others[current]:
@@ -216,7 +217,7 @@ class BlockParallelEnv(ParallelEnv):
                     break
             else:  # every other seat waits: the keys are the live agents exactly
                 chosen = actions.get(self.possible_agents[current])
-                if type(chosen) is int and chosen in self.aec._legal_actions():
+                if type(chosen) is int and chosen in aec._legal_actions():
                     return chosen
         return self._checked_in_full(actions)
 

@@ -14,6 +14,11 @@ tiles out of play) changes within a hand only with the seat to act, so it is joi
 per (observer, seat to act) and each step joins only the hand, line, ends, counts and
 voids to it, through a closure per observer (tests/fast_paths/test_env_shortcuts.py checks the env's
 vectors against ``encode``).
+
+``all_observation_bytes`` (the parallel view's) gives every seat's vector at once, each as
+a new bytearray: the line and ends are joined once for all seats and every seat's tail is
+kept in the same memo (tests/fast_paths/test_all_seats_encoder.py checks it against
+``observation_bytes`` and ``encode``).
 """
 
 from __future__ import annotations
