@@ -49,6 +49,11 @@ from block_env.observation import obs_layout
 
 __all__ = ["BatchedBlockEnv", "default_group_map"]
 
+# A TensorDict built without its per-entry checks (tensordict's own fast constructor, where
+# it has one): the entries are made here in the specs' shapes, which check_env_specs and
+# the differential test hold them to.
+_tensordict = getattr(TensorDict, "_new_unsafe", TensorDict)
+
 # the infos of a step that ends no hand (and of a reset), as the AEC env gives them
 _NO_WINNER = {"hand_winner": -1.0, "match_winner": -1.0}
 _PER_SEAT = ("hand_pips", "hand_points", "match_winners")  # (n,) per seat; the rest scalars
@@ -265,31 +270,28 @@ class BatchedBlockEnv(EnvBase):
     ) -> TensorDictBase:
         """The output tensordict: each group's views, the state and the dones (all False
         and no rewards for a reset)."""
-        b = self.batch_size[0]
+        b, dev = self.batch_size[0], self.device
         if terminated is None:
-            terminated = torch.zeros(
-                (b, self.game.num_players), dtype=torch.bool, device=self.device
-            )
+            terminated = torch.zeros((b, self.game.num_players), dtype=torch.bool, device=dev)
         out: dict[str, Any] = {"state": state}
         for group, index in self._index.items():
             shape = (b, len(self._seats[group]))
             dead = terminated[:, index].unsqueeze(-1)
+            info = {k: self._spread(v, shape) for k, v in infos.items()}
             entries = {
-                "observation": TensorDict({"observation": obs[:, index]}, batch_size=shape),
+                "observation": _tensordict({"observation": obs[:, index]}, shape, device=dev),
                 "action_mask": mask[:, index],
-                "info": TensorDict(
-                    {k: self._spread(v, shape) for k, v in infos.items()}, batch_size=shape
-                ),
+                "info": _tensordict(info, shape, device=dev),
                 "done": dead,
                 "terminated": dead,
                 "truncated": torch.zeros_like(dead),
             }
             if rewards is not None:
                 entries["reward"] = rewards[:, index].unsqueeze(-1)
-            out[group] = TensorDict(entries, batch_size=shape)
+            out[group] = _tensordict(entries, shape, device=dev)
         done = terminated.any(-1, keepdim=True)
         out.update(done=done, terminated=done, truncated=torch.zeros_like(done))
-        return TensorDict(out, batch_size=self.batch_size, device=self.device)
+        return _tensordict(out, self.batch_size, device=dev)
 
     @staticmethod
     def _spread(value: torch.Tensor, shape: tuple[int, int]) -> torch.Tensor:
