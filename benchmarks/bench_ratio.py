@@ -28,45 +28,21 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import argparse  # noqa: E402
 import random  # noqa: E402
-import statistics  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 from collections.abc import Callable  # noqa: E402
 from typing import Any  # noqa: E402
 
-import numpy as np  # noqa: E402
+from _timing import Clock, add_round_options, aec_play, report, round_clock  # noqa: E402
 
 import block_env  # noqa: E402
 
 
 def aec_round(
-    make: Callable[[], Any],
-    seconds: float,
-    seed: int,
-    clock: Callable[[], float] = time.perf_counter,
+    make: Callable[[], Any], seconds: float, seed: int, clock: Clock = time.perf_counter
 ) -> tuple[float, float]:
     """Random legal play for about ``seconds`` of ``clock``: (agent-steps/s, placements/s)."""
-    env = make()
-    rng = random.Random(seed)
-    env.reset(seed=seed)
-    passes = env.unwrapped.config.tiles.pass_action
-    steps = placements = 0
-    start = clock()
-    while True:
-        observation, _, termination, truncation, _ = env.last()
-        if termination or truncation:
-            env.step(None)
-            if not env.agents:
-                if clock() - start >= seconds:
-                    break
-                env.reset()
-            continue
-        legal = np.flatnonzero(observation["action_mask"])
-        action = int(legal[rng.randrange(len(legal))])
-        env.step(action)
-        steps += 1
-        placements += action != passes
-    elapsed = clock() - start
+    steps, placements, elapsed = aec_play(make(), seconds, seed, clock)
     return steps / elapsed, placements / elapsed
 
 
@@ -105,18 +81,9 @@ def load_openspiel() -> Any:
 
 def main(argv: list[str] | None = None) -> dict[str, float]:
     parser = argparse.ArgumentParser(description="AEC speed ratios, alternating rounds")
-    parser.add_argument("--rounds", type=int, default=7, help="rounds per engine (median)")
-    parser.add_argument("--seconds", type=float, default=1.0, help="length of one round")
-    parser.add_argument(
-        "--clock",
-        choices=("wall", "cpu"),
-        default="wall",
-        help="time rounds by the wall clock (default) or by this process's CPU time",
-    )
+    add_round_options(parser)
     args = parser.parse_args(argv)
-    clock = time.process_time if args.clock == "cpu" else time.perf_counter
-    if args.rounds < 1 or args.seconds <= 0:
-        parser.error("--rounds must be >= 1 and --seconds > 0")
+    clock = round_clock(parser, args)
     game = load_openspiel()
     ratios: dict[str, list[float]] = {}
     raw: dict[str, list[float]] = {}
@@ -142,17 +109,15 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         raw.setdefault("env() 2p agent-steps/s", []).append(wrapped)
         print(f"round {r + 1}/{args.rounds} done", file=sys.stderr)
 
-    print(
-        f"AEC ratios: median over {args.rounds} alternating rounds of {args.seconds:g} s "
-        f"({args.clock} clock)"
+    return report(
+        "AEC ratios",
+        args,
+        ratios,
+        raw,
+        lambda name, ratio, values: (
+            f"{name}: {ratio:.2f}x  (rounds: {min(values):.2f}-{max(values):.2f})"
+        ),
     )
-    out = {}
-    for name, values in ratios.items():
-        out[name] = statistics.median(values)
-        print(f"{name}: {out[name]:.2f}x  (rounds: {min(values):.2f}-{max(values):.2f})")
-    for name, values in raw.items():
-        print(f"{name}: {statistics.median(values):,.0f} (median; this machine only)")
-    return out
 
 
 if __name__ == "__main__":
