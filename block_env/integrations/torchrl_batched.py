@@ -189,12 +189,18 @@ class BatchedBlockEnv(EnvBase):
         self._view(*self.game.reset(seed=seed)[:2])
         self._ended.zero_()
 
-    def _reset(self, tensordict: TensorDictBase | None = None, **kwargs: Any) -> TensorDictBase:
+    def _reset(
+        self, tensordict: TensorDictBase | None = None, seed: int | None = None, **kwargs: Any
+    ) -> TensorDictBase:
+        """Hand out the games restarted on the last step (a partial reset naming only
+        them), or start a new episode in every game (``seed``: as ``set_seed``'s)."""
         games = self._reset_games(tensordict)
-        if games is not None and bool(self._ended[games].all()):
+        if seed is not None and games is not None and not bool(games.all()):
+            raise ValueError("a seed restarts every game: reset(seed=...) without '_reset'")
+        if games is not None and seed is None and bool(self._ended[games].all()):
             self._ended &= ~games  # they restarted on the step that ended them
         elif games is None or bool(games.all()):
-            self._view(*self.game.reset(seed=None)[:2])
+            self._view(*self.game.reset(seed=seed)[:2])
             self._ended.zero_()
         else:
             raise RuntimeError(
@@ -283,14 +289,14 @@ class BatchedBlockEnv(EnvBase):
                 "action_mask": mask[:, index],
                 "info": _tensordict(info, shape, device=dev),
                 "done": dead,
-                "terminated": dead,
+                "terminated": dead.clone(),  # entries of their own, as the wrapper's
                 "truncated": torch.zeros_like(dead),
             }
             if rewards is not None:
                 entries["reward"] = rewards[:, index].unsqueeze(-1)
             out[group] = _tensordict(entries, shape, device=dev)
         done = terminated.any(-1, keepdim=True)
-        out.update(done=done, terminated=done, truncated=torch.zeros_like(done))
+        out.update(done=done, terminated=done.clone(), truncated=torch.zeros_like(done))
         return _tensordict(out, self.batch_size, device=dev)
 
     @staticmethod

@@ -141,6 +141,18 @@ def test_specs_are_the_wrappers_and_check_env_specs_passes(name: str) -> None:
     assert rollout["next", "done"].any()
 
 
+def test_reset_with_a_seed_deals_as_the_wrappers() -> None:
+    game = GAMES["partnership"][0]
+    wrappers, batched = pettingzoo_envs(game, 0), batched_env(game, 0)
+    want = torch.stack([env.reset(seed=50 + i) for i, env in enumerate(wrappers)])
+    assert_same(batched.reset(seed=50), want, "reset(seed=50)")
+    root = batched.reset()
+    root["_reset"] = torch.ones(NUM_GAMES, 1, dtype=torch.bool)
+    root["_reset"][0] = False
+    with pytest.raises(ValueError, match="seed restarts every game"):
+        batched.reset(root, seed=1)
+
+
 def test_the_task_key_batched_gives_the_batched_env() -> None:
     task = BlockTask.PARTNERSHIP.get_task()
     assert task.config.get("batched") is False  # the YAML's default: the PettingZoo path
