@@ -137,10 +137,10 @@ class BlockParallelEnv(ParallelEnv):
         # the AEC env keeps every seat in its dicts (no dead steps are taken on it)
         out = (
             self._observations(),
-            dict(aec.rewards),
-            dict(aec.terminations),
-            dict(aec.truncations),
-            dict(aec.infos),
+            aec.rewards.copy(),
+            aec.terminations.copy(),
+            aec.truncations.copy(),
+            aec.infos.copy(),
         )
         if aec.game.episode_over:
             self.agents = []  # the seats of a game all finish together
