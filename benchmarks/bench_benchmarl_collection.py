@@ -1,6 +1,6 @@
-"""BenchMARL MAPPO collection on the Block tasks: frames/s of the PettingZoo path (the task
-default, ``PettingZooWrapper`` over ``parallel_env`` in a ``SerialEnv``) against the batched
-path (task key ``batched: true``, ``BatchedBlockEnv``).
+"""BenchMARL MAPPO collection on the Block tasks: frames/s of the task key ``batched: false``
+(``PettingZooWrapper`` over ``parallel_env`` per game, in a ``SerialEnv``) against the
+default batched path (``BatchedBlockEnv``).
 
 Each path is a BenchMARL ``Experiment`` (MAPPO, its default YAMLs: 10 envs per worker, the
 MLP actor on the CPU) whose collector gathers batches of ``--frames`` frames with the

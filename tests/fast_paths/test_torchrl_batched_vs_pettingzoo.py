@@ -56,7 +56,7 @@ GAMES = {  # benchmark games (task_for's keywords) and the steps each plays
 
 def pettingzoo_envs(game: dict, seed: int) -> list:
     """``NUM_GAMES`` task envs (the PettingZoo path), game i seeded with ``seed + i``."""
-    task = task_for(game)
+    task = task_for({**game, "batched": False})
     envs = [task.get_env_fun(1, False, None, "cpu")() for _ in range(NUM_GAMES)]
     for i, env in enumerate(envs):
         env.set_seed(seed + i)
@@ -155,8 +155,7 @@ def test_reset_with_a_seed_deals_as_the_wrappers() -> None:
 
 def test_the_task_key_batched_gives_the_batched_env() -> None:
     task = BlockTask.PARTNERSHIP.get_task()
-    assert task.config.get("batched") is False  # the YAML's default: the PettingZoo path
-    task.config["batched"] = True
+    assert task.config.get("batched") is True  # the YAML's default: the batched engine
     env = task.get_env_fun(5, False, 0, "cpu")()
     assert isinstance(env, BatchedBlockEnv) and env.batch_size == torch.Size([5])
     assert task.group_map(env) == {
@@ -166,6 +165,12 @@ def test_the_task_key_batched_gives_the_batched_env() -> None:
     assert task.observation_spec(env)["team_0", "observation", "observation"].shape == (2, 122)
     assert task.state_spec(env)["state"].shape == (234,)
     assert task.action_spec(env)["team_1", "action"].shape == (2,)
+    task.config["batched"] = False  # one PettingZooWrapper per game, game i seeded seed + i
+    make_game = task.get_env_fun(5, False, 7, "cpu")  # what a collector calls per game
+    first = [make_game() for _ in range(2)]
+    assert not isinstance(first[0], BatchedBlockEnv)
+    hands = [env.reset()["state"].tolist() for env in first]  # every hand of the deal
+    assert hands[0] != hands[1]
     task.config["batched"] = "yes"
     with pytest.raises(ValueError, match="batched"):
         task.get_env_fun(5, False, 0, "cpu")

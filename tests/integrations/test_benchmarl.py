@@ -67,7 +67,7 @@ def test_tasks_are_registered_with_their_groups_and_state() -> None:
         check_env_specs(env, seed=0)
         td = env.reset()
         assert td["state"].shape == env.observation_spec["state"].shape
-        masks = torch.cat([td[g, "action_mask"] for g in groups])
+        masks = torch.cat([td[g, "action_mask"].reshape(-1, 58) for g in groups])
         assert masks.shape[-1] == 58
         assert (masks[:, :57].any(-1)).sum() == 1  # one seat to act, the others only wait
         assert int(masks[:, 57].sum()) == len(masks) - 1
@@ -131,8 +131,9 @@ def test_export_of_unshared_networks_takes_the_groups_first_seat(tmp_path: Path)
     td = experiment.test_env.reset()
     logits = experiment.group_policies["team_1"].module[0](td.clone())["team_1", "logits"]
     observations = td["team_1", "observation", "observation"]
-    torch.testing.assert_close(agent.net(observations[0]), logits[0])  # player_1's network
-    assert not torch.allclose(agent.net(observations[1]), logits[1])  # not player_3's
+    first, second = observations[..., 0, :], observations[..., 1, :]  # (games, seat, obs)
+    torch.testing.assert_close(agent.net(first), logits[..., 0, :])  # player_1's network
+    assert not torch.allclose(agent.net(second), logits[..., 1, :])  # not player_3's
     with pytest.raises(ValueError, match="unknown group"):
         export_policy(experiment, tmp_path / "q.pt", group="team_9")
 

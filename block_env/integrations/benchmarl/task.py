@@ -1,12 +1,13 @@
 """Block as a BenchMARL task family: ``block/two_player``, ``block/three_player``,
 ``block/four_player`` and ``block/partnership``.
 
-Each task is ``block_env.parallel_env`` (every seat acts each step; the seats not to act
-have the wait action alone) in TorchRL's ``PettingZooWrapper``, with its configuration (the
-env's keywords) read from ``conf/task/block/<task>.yaml`` beside this module. With the task
-key ``batched: true`` the env is instead ``BatchedBlockEnv``
-(``block_env.integrations.torchrl_batched``): the same view, keys and specs, the
-``num_envs`` games on the batched engine in one env of batch size ``[num_envs]``. Groups: one
+Each task runs ``num_envs`` games of ``block_env.parallel_env``'s view (every seat acts
+each step; the seats not to act have the wait action alone) on the batched engine in one
+TorchRL env of batch size ``[num_envs]`` (``BatchedBlockEnv``,
+``block_env.integrations.torchrl_batched``), with its configuration (the env's keywords)
+read from ``conf/task/block/<task>.yaml`` beside this module. With the task key
+``batched: false`` each game is instead a ``parallel_env`` in TorchRL's
+``PettingZooWrapper``: the same keys, specs and data, several times slower. Groups: one
 per seat in individual play (``player_0``, ``player_1``, ...: each seat its own policy),
 one per team in partnership (``team_0`` = seats 0 and 2, ``team_1`` = seats 1 and 3). The
 centralised state (``"state"``) is the env's privileged full position, which MAPPO's and
@@ -17,6 +18,7 @@ path plugin this distribution ships) and its Python API find them.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -104,16 +106,22 @@ class BlockTaskClass(TaskClass):
             from block_env.integrations.torchrl_batched import BatchedBlockEnv
 
             return lambda: BatchedBlockEnv(num_envs, groups, seed=seed, device=device, **kwargs)
-        return lambda: PettingZooWrapper(
-            env=parallel_env(**kwargs),
-            group_map=groups,
-            categorical_actions=True,
-            seed=seed,
-            device=device,
-            return_state=True,
-            use_mask=False,  # every seat is live at every step
-            done_on_any=True,
-        )
+        seeds = itertools.count(seed or 0)  # game i of the collector: seed + i
+
+        def one_game() -> EnvBase:
+            env = PettingZooWrapper(
+                env=parallel_env(**kwargs),
+                group_map=groups,
+                categorical_actions=True,
+                device=device,
+                return_state=True,
+                use_mask=False,  # every seat is live at every step
+                done_on_any=True,
+            )
+            env.set_seed(next(seeds))
+            return env
+
+        return one_game
 
     def supports_continuous_actions(self) -> bool:
         return False
