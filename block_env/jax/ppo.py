@@ -366,7 +366,7 @@ class _Run:
         )
         self.rules = rule_bot(self.env)
         self.greedy = greedy_bot(self.env)
-        self.shares = jnp.log(jnp.asarray([config.opponents[k] for k in KINDS]) + 1e-30)
+        self.shares = np.log(np.array([config.opponents[k] for k in KINDS]) + 1e-30)
 
     # -- state --
 
@@ -447,9 +447,12 @@ class _Run:
         logp = jnp.take_along_axis(jax.nn.log_softmax(logits), action[:, None], -1)[:, 0]
         nxt = jax.vmap(self.env.step_autoreset)(states, action, jax.random.split(k_env, c.num_envs))
         done = nxt.terminated
+        # the learner's points in the games against a snapshot or a bot, when they end
+        seat_reward = jnp.take_along_axis(nxt.rewards, player[:, None], 1)[:, 0]
+        scored = done & (match["kind"] != SELF)
+        points = jnp.where(learner, seat_reward, -seat_reward) * scored
         fresh = self._draw(k_draw, pool_count)
         match = jax.tree.map(lambda new, old: jnp.where(done, new, old), fresh, match)
-        seat_reward = jnp.take_along_axis(nxt.rewards, player[:, None], 1)[:, 0]
         traj = {
             "obs": obs,
             "mask": mask,
@@ -461,8 +464,8 @@ class _Run:
             "teacher": rules,
             "rewards": nxt.rewards * c.reward_scale,
             "done": done,
-            # the learner's points when a hand ends on its own or its opponent's move
-            "learner_points": jnp.where(learner, seat_reward, -seat_reward) * done,
+            "learner_points": points,
+            "scored": scored,
         }
         if extra is not None:
             traj["extra"] = extra
@@ -571,7 +574,8 @@ class _Run:
             "hands": hands,
             "decisions": decisions / self.config.steps_per_update,
             "trained": jnp.sum(data["weight"]) / jnp.maximum(decisions, 1),
-            "learner_points": jnp.sum(traj["learner_points"]) / jnp.maximum(hands, 1),
+            "learner_points": jnp.sum(traj["learner_points"])
+            / jnp.maximum(jnp.sum(traj["scored"]), 1),
             "eval_margin": evaluated["margin"],
             "eval_se": evaluated["se"],
         }
@@ -641,8 +645,9 @@ def make_train(
     """``train_fn(key) -> (params, metrics)``: the whole run as one function to ``jax.jit``.
     ``metrics`` holds one entry per update (losses, entropy, KL, clip fraction, teacher
     cross-entropy and weight, learning rate, hands finished, the learner's decisions as a
-    share of the moves and the trained share of them, the learner's points per hand, and
-    the latest evaluation against the rule bot: ``eval_margin``, ``eval_se``).
+    share of the moves and the trained share of them, the learner's points per episode
+    against snapshots and bots, and the latest evaluation against the rule bot:
+    ``eval_margin``, ``eval_se``).
     ``progress(update, metrics)``, when given, is called on the host
     (``jax.debug.callback``) after every ``every``-th update and the last."""
     run = _Run(config, progress, every)
