@@ -74,13 +74,16 @@ def reporter(config: PPOConfig, log: TextIO) -> Callable[[int, dict], None]:
     def progress(update: int, metrics: dict) -> None:
         steps = int(update) * config.steps_per_update
         row = {k: float(v) for k, v in metrics.items()}
-        log.write(json.dumps({"update": int(update), "steps": steps} | row) + "\n")
+        record = {k: None if math.isnan(v) else v for k, v in row.items()}  # no eval yet: null
+        log.write(json.dumps({"update": int(update), "steps": steps} | record) + "\n")
         log.flush()
+        margin = f"{row['eval_margin']:+.2f} ± {1.96 * row['eval_se']:.2f}"
+        margin = "-" if record["eval_margin"] is None else margin
         print(
             f"update {int(update):5d}  {steps / 1e6:6.2f}M steps  {row['seconds']:5.0f} s"
             f"  {steps / row['seconds']:7,.0f} steps/s  teacher {row['teacher_coef']:.2f}"
             f"  entropy {row['entropy']:.3f}  kl {row['approx_kl']:.4f}"
-            f"  vs rules {row['eval_margin']:+.2f} ± {1.96 * row['eval_se']:.2f}",
+            f"  vs rules {margin}",
             flush=True,
         )
 
