@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from block_env.tiles import STANDARD_TILES
+from block_env.tiles import STANDARD_TILES, iter_tiles
 
 CONFIGS = [
     {"num_players": 2},
@@ -185,3 +185,22 @@ def tiny_collector(run_dir: Path, overrides: list[str]) -> Any:
     )
     collector.reset(seed=1)
     return collector
+
+
+def bits(x: np.ndarray) -> np.ndarray:
+    """float32 values as their bit patterns: equality bit for bit (-0.0 != 0.0)."""
+    return np.ascontiguousarray(x, dtype=np.float32).view(np.uint32)
+
+
+class Dealt:
+    """Stands in for an AEC env's generator for one draw: ``permutation`` returns an order
+    of the tiles whose slices ``rules.deal`` hands out as ``hands`` (tile masks by seat)."""
+
+    def __init__(self, hands: np.ndarray, num_tiles: int) -> None:
+        dealt = [t for h in hands for t in iter_tiles(int(h))]
+        rest = sorted(set(range(num_tiles)) - set(dealt))
+        self.order = np.array(dealt + rest, dtype=np.int64)
+
+    def permutation(self, num_tiles: int) -> np.ndarray:
+        assert num_tiles == len(self.order)
+        return self.order.copy()

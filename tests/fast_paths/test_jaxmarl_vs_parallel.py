@@ -23,12 +23,12 @@ if os.environ.get("BLOCK_ENV_REQUIRE_JAX"):  # the extra CI script: missing JAX 
 else:
     jax = pytest.importorskip("jax")
 import jax.numpy as jnp  # noqa: E402
+from helpers import Dealt, bits  # noqa: E402
 
 import block_env.jax as bj  # noqa: E402
 from block_env.jax import multiagent  # noqa: E402
 from block_env.jax.multiagent import MultiAgentEnvBase, multiagent_env  # noqa: E402
 from block_env.parallel import parallel_env  # noqa: E402
-from block_env.tiles import iter_tiles  # noqa: E402
 
 CONFIGS = [
     {"num_players": 2, "episode": "hand"},
@@ -57,28 +57,9 @@ def config_id(cfg: dict) -> str:
     return "-".join(f"{k}={v}" for k, v in cfg.items())
 
 
-def bits(x: np.ndarray) -> np.ndarray:
-    """float32 values as their bit patterns: equality bit for bit (-0.0 != 0.0)."""
-    return np.ascontiguousarray(x, dtype=np.float32).view(np.uint32)
-
-
 def by_seat(tree: dict, agents: list[str]) -> np.ndarray:
     """A dict of per-agent (B, ...) arrays as one (B, n, ...) array."""
     return np.stack([np.asarray(tree[a]) for a in agents], axis=1)
-
-
-class Dealt:
-    """Stands in for an AEC env's generator for one draw: ``permutation`` returns an order
-    of the tiles whose slices ``rules.deal`` hands out as ``hands`` (tile masks by seat)."""
-
-    def __init__(self, hands: np.ndarray, num_tiles: int) -> None:
-        dealt = [t for h in hands for t in iter_tiles(int(h))]
-        rest = sorted(set(range(num_tiles)) - set(dealt))
-        self.order = np.array(dealt + rest, dtype=np.int64)
-
-    def permutation(self, num_tiles: int) -> np.ndarray:
-        assert num_tiles == len(self.order)
-        return self.order.copy()
 
 
 def views(env: multiagent.BlockMultiAgentEnv, obs: dict, state: bj.State) -> tuple:
