@@ -28,6 +28,14 @@ from block_env.evaluation.results import format_table
 PROG = "python -m block_env.benchmark"
 
 
+OPPONENTS_HELP = "comma-separated opponents of the task's field, the others left out (quick look)"
+
+
+def _names(text: str) -> list[str]:
+    """A comma-separated list of names."""
+    return [name.strip() for name in text.split(",") if name.strip()]
+
+
 def _score_parser(prog: str) -> Parser:
     p = Parser(
         prog=prog,
@@ -49,6 +57,7 @@ def _score_parser(prog: str) -> Parser:
         "(a multiple of the player count; "
         "default: the task's held-out set, fewer deals for the search agents)",
     )
+    p.add_argument("--opponents", type=_names, default=None, help=OPPONENTS_HELP)
     p.add_argument("--workers", type=int, default=1, help="processes playing deals (default 1)")
     p.add_argument("--json", default=None, help="also write the result to this JSON file")
     p.add_argument("--allow-mismatch", action="store_true", help="as in block_env.evaluate")
@@ -115,6 +124,7 @@ def _train_parser(prog: str) -> Parser:
     p.add_argument("--seed", type=int, required=True, help="the training's seed")
     p.add_argument("--nproc", type=int, default=1, help="ranks, for engines that have them")
     p.add_argument("--hands", type=int, default=None, help="held-out hands per row (quick look)")
+    p.add_argument("--opponents", type=_names, default=None, help=OPPONENTS_HELP)
     p.add_argument("--workers", type=int, default=1, help="processes playing the held-out deals")
     p.add_argument("--run-dir", default=None, help="the training's run folder")
     p.add_argument("--json", default=None, help="also write the row to this JSON file")
@@ -138,6 +148,7 @@ def _train_main(prog: str, argv: list[str]) -> int:
             hands=args.hands,
             progress=not args.no_progress,
             command=" ".join([prog, "train", *argv]),
+            opponents=args.opponents,
         )
     except (UsageError, SetupError) as exc:
         print(f"{prog}: error: {exc}", file=sys.stderr)
@@ -257,6 +268,7 @@ def main(argv: Iterable[str] | None = None, prog: str | None = None) -> int:
             progress=not args.no_progress,
             allow_mismatch=args.allow_mismatch,
             command=" ".join([prog, *args_list]),
+            opponents=args.opponents,
         )
     except (UsageError, SetupError) as exc:
         print(f"{prog}: error: {exc}", file=sys.stderr)

@@ -45,11 +45,13 @@ def run_row(
     hands: int | None = None,
     progress: bool = False,
     command: str | None = None,
+    opponents: Sequence[str] | None = None,
 ) -> dict[str, Any]:
     """Train ``algorithm`` from scratch on ``task`` for ``minutes`` of wall time with
     ``seed`` (``nproc`` ranks where its engine has them), then score it on the task's
-    held-out deals (``hands`` per row of the field for a quick look; default all): the
-    row's JSON-ready dict. SetupError on a bad setup, before training."""
+    held-out deals (``hands`` per row of the field, or the field's ``opponents`` alone, for
+    a quick look; default all): the row's JSON-ready dict. SetupError on a bad setup,
+    before training."""
     algo = get_algorithm(algorithm)
     if isinstance(minutes, bool) or not isinstance(minutes, (int, float)) or not minutes > 0:
         raise SetupError(f"minutes={minutes!r} is not allowed: use a positive number")
@@ -63,7 +65,9 @@ def run_row(
     trained = algo.train(task, float(minutes), seed, Path(run_dir), nproc, progress)
     score, exact = None, trained.nash_conv
     if trained.agent is not None:
-        score = benchmark(trained.agent, task, hands, workers, progress, command=command)
+        score = benchmark(
+            trained.agent, task, hands, workers, progress, command=command, opponents=opponents
+        )
         if task.max_pip != 6:
             exact = exact_nash_conv(trained.agent, task)
     return {

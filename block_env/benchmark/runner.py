@@ -9,6 +9,7 @@ import hashlib
 import platform
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from importlib import metadata
 from typing import Any
@@ -165,14 +166,23 @@ def machine_info() -> dict[str, Any]:
     }
 
 
-def plan_rows(task: Task, agent_id: str, hands: int | None) -> list[tuple[str, str, int]]:
+def plan_rows(
+    task: Task, agent_id: str, hands: int | None, opponents: Sequence[str] | None = None
+) -> list[tuple[str, str, int]]:
     """(opponent spec, lineup, deals) of every row of the benchmark: the task's field in
-    its lineups, each opponent on its share of the held-out deals, or on ``hands`` hands
-    (matches in a match task; a multiple of the player count, at most the opponent's share)
-    for a quick look. A shipped network of the field is the file the task froze
-    (``FROZEN_NETWORKS``); SetupError when this checkout's file differs. An opponent that
-    is the agent itself (the same spec, or the same policy file) is left out."""
+    its lineups (or the field's ``opponents`` alone), each opponent on its share of the
+    held-out deals, or on ``hands`` hands (matches in a match task; a multiple of the player
+    count, at most the opponent's share) for a quick look. A shipped network of the field is
+    the file the task froze (``FROZEN_NETWORKS``); SetupError when this checkout's file
+    differs. An opponent that is the agent itself (the same spec, or the same policy file)
+    is left out."""
     n = task.num_players
+    field = [opp.spec for opp in task.field]
+    if opponents is not None and (not opponents or set(opponents) - set(field)):
+        raise SetupError(
+            f"opponents={list(opponents)!r} is not allowed for {task.id}: choose among its "
+            f"field {', '.join(field)}"
+        )
     if hands is not None:
         if isinstance(hands, bool) or not isinstance(hands, int) or hands <= 0 or hands % n:
             raise SetupError(
@@ -186,6 +196,8 @@ def plan_rows(task: Task, agent_id: str, hands: int | None) -> list[tuple[str, s
             )
     out = []
     for opp in task.field:
+        if opponents is not None and opp.spec not in opponents:
+            continue
         spec, sha256 = field_network(task, opp.spec)
         ident = agent_identity(spec)
         if sha256 is not None and ident["sha256"] != sha256:
@@ -212,14 +224,16 @@ def benchmark(
     progress: bool = False,
     allow_mismatch: bool = False,
     command: str | None = None,
+    opponents: Sequence[str] | None = None,
 ) -> BenchmarkResult:
-    """Play ``agent`` (a spec string) against the task's field on its held-out deals.
-    SetupError before anything is played when the agent cannot be built or does not fit."""
+    """Play ``agent`` (a spec string) against the task's field (or the field's
+    ``opponents`` alone, a quick look) on its held-out deals. SetupError before anything is
+    played when the agent cannot be built or does not fit."""
     if not isinstance(agent, str):
         raise SetupError(f"agent {agent!r}: give a spec string (a name, a path, module:factory)")
     workers = check_workers(workers, [agent])
     ident = agent_identity(agent)
-    rows_plan = plan_rows(task, ident["id"], hands)
+    rows_plan = plan_rows(task, ident["id"], hands, opponents)
     n = task.num_players
     games = "matches" if task.episode == "match" else "hands"  # what prepare counts
     plans = []
@@ -280,6 +294,7 @@ def benchmark(
             "task_deals": task.deals,
             "sha256": deal_digest(task, most),
             "hands_option": hands,
+            **({} if opponents is None else {"opponents_option": list(opponents)}),
         },
         rows=rows,
         elo=elo,

@@ -74,6 +74,21 @@ def test_the_frozen_network_plays_and_another_file_is_refused(monkeypatch) -> No
         plan_rows(task, "rules", None)
 
 
+def test_opponents_keep_only_those_of_the_field_in_the_field_order() -> None:
+    task = TASKS["block-partnership-v1"]
+    rows = plan_rows(task, "rules", 400, ["block-partnership", "random"])
+    frozen = field_network(task, "block-partnership")[0]
+    assert [(s, lineup) for s, lineup, _ in rows] == [
+        (spec, lineup) for spec in ("random", frozen) for lineup in ("team", "ad_hoc")
+    ]
+
+
+@pytest.mark.parametrize("opponents", [[], ["random", "pimc-7"], ["block-2p"]])
+def test_opponents_outside_the_field_are_refused_with_the_field(opponents: list) -> None:
+    with pytest.raises(SetupError, match="choose among its field random, greedy"):
+        plan_rows(TASKS["block-partnership-v1"], "rules", None, opponents)
+
+
 @pytest.mark.parametrize("hands", [0, -4, 6, 12500 * 4 + 4, True])
 def test_bad_hands_are_refused_with_what_is_allowed(hands: int) -> None:
     with pytest.raises(SetupError, match="hands"):
