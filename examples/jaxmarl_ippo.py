@@ -27,6 +27,7 @@ import optax
 from flax.training.train_state import TrainState
 
 from block_env.jax.multiagent import BlockMultiAgentEnv, multiagent_env
+from block_env.jax.rule_bot import rule_bot
 from block_env.observation import obs_layout
 
 CONFIG = {
@@ -207,17 +208,14 @@ def make_evaluate(env: BlockMultiAgentEnv, num_games: int, opponent: str) -> Any
     """``evaluate(params) -> learner's rewards``: ``num_games`` episodes on fixed deals, the
     learner (greedy policy) in seat ``i % n`` of game ``i`` (with its partner in partnership
     play), every other seat ``opponent``: "random" (uniform over the available actions) or
-    "rules" (``block_env.jax.rule_bot``, where it exists)."""
+    "rules" (``block_env.jax.rule_bot``)."""
     n, agents, wait = env.num_agents, env.agents, env.wait
     scale = jnp.asarray(obs_layout(env.game.config).scale)
     network = ActorCritic(env.num_actions)
     learner = jnp.arange(num_games) % n
     sides = 2 if env.game.config.partnership else n
     mine = (jnp.arange(n)[None, :] % sides) == (learner[:, None] % sides)  # (games, seats)
-    if opponent == "rules":
-        from block_env.jax.rule_bot import rule_bot
-
-        bot = rule_bot(env.game)
+    bot = rule_bot(env.game)
 
     def opponent_actions(key: jax.Array, obs: jax.Array, avail: jax.Array) -> jax.Array:
         if opponent == "random":
@@ -236,7 +234,8 @@ def make_evaluate(env: BlockMultiAgentEnv, num_games: int, opponent: str) -> Any
             state, obs, done, total, key = carry
             key, k_opp, k_env = jax.random.split(key, 3)
             x = jnp.stack([obs[a] for a in agents], 1)  # (games, seats, D)
-            avail = jnp.stack([v for v in jax.vmap(env.get_avail_actions)(state).values()], 1)
+            avail_by_agent = jax.vmap(env.get_avail_actions)(state)
+            avail = jnp.stack([avail_by_agent[a] for a in agents], 1)
             logits, _ = network.apply(params, x / scale, avail)
             chosen = jnp.where(mine, jnp.argmax(logits, -1), opponent_actions(k_opp, x, avail))
             actions = {a: chosen[:, i] for i, a in enumerate(agents)}
@@ -253,14 +252,6 @@ def make_evaluate(env: BlockMultiAgentEnv, num_games: int, opponent: str) -> Any
         return jax.lax.while_loop(running, play, start)[3]
 
     return jax.jit(evaluate)
-
-
-def has_rule_bot() -> bool:
-    try:
-        import block_env.jax.rule_bot  # noqa: F401
-    except ImportError:
-        return False
-    return True
 
 
 def report(name: str, rewards: jax.Array) -> str:
@@ -281,8 +272,7 @@ def main() -> None:
     args = parser.parse_args()
     env = multiagent_env(num_players=args.players, partnership=args.partnership, episode="hand")
     init, updates = make_train(CONFIG, env)
-    opponents = ["random"] + (["rules"] if has_rule_bot() else [])
-    evaluate = {o: make_evaluate(env, args.eval_games, o) for o in opponents}
+    evaluate = {o: make_evaluate(env, args.eval_games, o) for o in ("random", "rules")}
     runner = jax.jit(init)(jax.random.PRNGKey(args.seed))
     print(
         report("before training, points per hand vs random", evaluate["random"](runner[0].params))

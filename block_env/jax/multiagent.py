@@ -65,7 +65,9 @@ class Discrete:
 class Box:
     """JaxMARL's ``spaces.Box`` where JaxMARL is absent: bounds, shape and dtype."""
 
-    def __init__(self, low: Any, high: Any, shape: tuple[int, ...], dtype: Any = jnp.float32):
+    def __init__(
+        self, low: Any, high: Any, shape: tuple[int, ...], dtype: Any = jnp.float32
+    ) -> None:
         self.low, self.high, self.shape, self.dtype = low, high, shape, dtype
 
     def sample(self, rng: jax.Array) -> jax.Array:
@@ -146,11 +148,12 @@ class BlockMultiAgentEnv(_Base):
         self.world_state_in_obs = bool(world_state_in_obs)
         self.wait = wait_action(self.game.num_actions)
         self.num_actions = self.wait + 1
+        layout = obs_layout(config)
         if self.game.obs_type == "information_state":
             low, high = information_state_bounds(config)
         else:
-            low, high = obs_layout(config).low, obs_layout(config).high
-        self.world_state_size = obs_layout(config).state_dim
+            low, high = layout.low, layout.high
+        self.world_state_size = layout.state_dim
         obs_space = _BoxSpace(low, high, low.shape, jnp.float32)
         self.observation_spaces = dict.fromkeys(self.agents, obs_space)
         self.action_spaces = dict.fromkeys(self.agents, _DiscreteSpace(self.num_actions))

@@ -255,8 +255,11 @@ def network(config: PPOConfig) -> ActorCritic:
 
 def init_params(config: PPOConfig, key: jax.Array) -> Any:
     """The network's initial parameters, from ``key``."""
-    env = config.env()
-    net = network(config)
+    return _init(network(config), config.env(), key)
+
+
+def _init(net: ActorCritic, env: BlockEnv, key: jax.Array) -> Any:
+    """``net``'s parameters for ``env``'s observations, from ``key``."""
     obs = jnp.zeros((1,) + env.observation_shape)
     mask = jnp.ones((1, env.num_actions), bool)
     extra = jnp.zeros((1, net.extra)) if net.extra else None
@@ -759,13 +762,7 @@ def load_policy(path: str | Path) -> tuple[ActorCritic, Any, dict[str, Any]]:
         in_scale=_in_scale(header["game"]) if header.get("scaled_inputs") else None,
         extra=int(header.get("critic_extra", 0)),
     )
-    extra = jnp.zeros((1, net.extra)) if net.extra else None
-    template = net.init(
-        jax.random.PRNGKey(0),
-        jnp.zeros((1,) + env.observation_shape),
-        jnp.ones((1, env.num_actions), bool),
-        extra,
-    )
+    template = _init(net, env, jax.random.PRNGKey(0))
     params = serialization.from_state_dict(template, blob["params"])
     return net, params, header
 

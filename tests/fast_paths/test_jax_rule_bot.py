@@ -24,6 +24,7 @@ from agents.baselines import DEFAULT_WEIGHTS, RuleAgent, greedy_actions, rule_ac
 from block_env.config import BlockConfig  # noqa: E402
 from block_env.jax import make  # noqa: E402
 from block_env.jax.rule_bot import RULE_WEIGHTS, greedy_bot, rule_bot  # noqa: E402
+from block_env.observation import obs_layout  # noqa: E402
 
 ROWS = 4096  # positions per configuration (one compiled shape)
 
@@ -76,8 +77,6 @@ def positions(config: dict, rows: int, seed: int) -> tuple[np.ndarray, np.ndarra
 
 
 def _plain_dim(config: BlockConfig, dim: int) -> int:
-    from block_env.observation import obs_layout
-
     return min(dim, obs_layout(config).dim)
 
 
