@@ -171,6 +171,8 @@ def test_the_task_key_batched_gives_the_batched_env() -> None:
     assert not isinstance(first[0], BatchedBlockEnv)
     hands = [env.reset()["state"].tolist() for env in first]  # every hand of the deal
     assert hands[0] != hands[1]
+    del task.config["batched"]  # a configuration without the key: the batched engine
+    assert isinstance(task.get_env_fun(5, False, 0, "cpu")(), BatchedBlockEnv)
     task.config["batched"] = "yes"
     with pytest.raises(ValueError, match="batched"):
         task.get_env_fun(5, False, 0, "cpu")

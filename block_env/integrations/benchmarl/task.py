@@ -60,18 +60,19 @@ def env_kwargs_of(config: dict[str, Any]) -> dict[str, Any]:
     unknown = sorted(set(config) - set(ENV_KEYS) - set(TASK_KEYS))
     if unknown:
         raise ValueError(f"unknown block task key(s) {unknown}: use {list(ENV_KEYS + TASK_KEYS)}")
-    is_batched(config)
+    is_batched(config)  # ValueError on a bad task key
     kwargs = {k: v for k, v in config.items() if v is not None and k in ENV_KEYS}
     BlockConfig(**kwargs)  # raises ValueError on a bad game
     return kwargs
 
 
 def is_batched(config: dict[str, Any]) -> bool:
-    """The task key ``batched`` (absent or null: False); ValueError unless a bool."""
+    """The task key ``batched`` (absent or null: True, the batched engine); ValueError
+    unless a bool."""
     value = config.get("batched")
     if value is not None and not isinstance(value, bool):
         raise ValueError(f"batched={value!r} is not allowed: use true or false")
-    return bool(value)
+    return value is not False
 
 
 def _one_game(env: EnvBase, spec: str) -> Composite:
