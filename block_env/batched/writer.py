@@ -57,7 +57,8 @@ class ObservationWriter:
         # once: all but the scores by (to_act flag, leader); the absolute seat of (observer, rel)
         self.t_tail_by_leader = [b.table(t) for t in self._tail_table()]
         self.t_rot = b.table((np.arange(n)[:, None] + np.arange(n)[None, :]).reshape(-1) % n)
-        self.wide = self.target > 255  # some value needs the float rewrite (see ``wide_fix``)
+        self.wide = self.target > 255  # some value needs the float rewrite (``_needs_wide``)
+        self._init_to_act_tables()
 
     @property
     def obs_width(self) -> int:
@@ -75,13 +76,8 @@ class ObservationWriter:
         else:
             flat = self.row_base + self.current
             hand = b.take(self.hands_flat, flat)
-        full = b.empty((self.num_envs, self.obs_width), "f32")
-        obs = full[:, : self.L.obs_dim] if self.history else full
-        self._write(obs, hand, self.rows, self.current, b.take_rows(self.tail, flat))
-        if self.wide:
-            self._wide_fix(obs, self.scores, self.current)
-        if self.history:
-            self._write_history(full, self.rows, self.current)
+        tails = b.take_rows(self.tail, flat)
+        full = self._observations(hand, self.rows, self.current, tails, final=False)
         return full, b.unpack_mask(self.legal, self.L.num_actions)
 
     def final_observations(self, idx: Any) -> Any:
@@ -90,18 +86,14 @@ class ObservationWriter:
         b = self.b
         k = int(idx.shape[0])
         rows, seat = self._rows_by_seat(idx)
-        full = b.empty((k * self.n, self.obs_width), "f32")
-        obs = full[:, : self.L.obs_dim] if self.history else full
-        scores = b.take_rows(self.scores, idx)
         tails = self._tails(
-            b.take(self.leader, idx), scores, b.take(self.out_of_play, idx), to_act=False
+            b.take(self.leader, idx),
+            b.take_rows(self.scores, idx),
+            b.take(self.out_of_play, idx),
+            to_act=False,
         )
         hand = b.take(self.hands_flat, b.take_rows(self.t_flat, idx).reshape(-1))
-        self._write(obs, hand, rows, seat, tails.reshape(k * self.n, -1))
-        if self.target > 255 or b.any(scores > 255):
-            self._wide_fix(obs, b.take_rows(self.scores, rows), seat)
-        if self.history:
-            self._write_history(full, rows, seat)
+        full = self._observations(hand, rows, seat, tails.reshape(k * self.n, -1), final=True)
         return full.reshape(k, self.n, self.obs_width)
 
     def observations_of(self, rows: Any, seat: Any) -> Any:
@@ -109,29 +101,44 @@ class ObservationWriter:
         the game stands (what the AEC env's ``observe`` gives that seat: the seat to act
         marked relative to it), for any seats, whether to act or not."""
         b, n = self.b, self.n
-        if getattr(self, "t_to_act_rel", None) is None:
-            self._init_to_act_tables()
-        m = int(rows.shape[0])
         flat = rows * n + seat
         rel = (b.take(self.current, rows) - seat + n) % n  # the seat to act, relative
         # the tails kept per observer mark that observer as the one to act: moved to ``rel``
         tails = (b.take_rows(self.tail, flat) & self.t_to_act_keep) | b.take_rows(
             self.t_to_act_rel, rel
         )
-        full = b.empty((m, self.obs_width), "f32")
+        return self._observations(b.take(self.hands_flat, flat), rows, seat, tails, final=False)
+
+    def every_seat_observations(self) -> Any:
+        """(B, n, obs_width) float32: every seat's observation of every game as it stands."""
+        full = self.observations_of(self.t_game_rep.reshape(-1), self.t_seat_rep)
+        return full.reshape(self.num_envs, self.n, self.obs_width)
+
+    def _observations(self, hand: Any, rows: Any, seat: Any, tails: Any, final: bool) -> Any:
+        """(M, obs_width) float32: the observations of observer ``seat[i]`` holding
+        ``hand[i]`` in game ``rows[i]``, given their tail words (``_tails``): staged as
+        bytes (``_write``), the wide values rewritten (``_needs_wide``), the history
+        appended when kept. ``final``: the games' final positions (the episode has ended)."""
+        b = self.b
+        full = b.empty((int(rows.shape[0]), self.obs_width), "f32")
         obs = full[:, : self.L.obs_dim] if self.history else full
-        self._write(obs, b.take(self.hands_flat, flat), rows, seat, tails)
-        if self.wide:
-            self._wide_fix(obs, b.take_rows(self.scores, rows), seat)
+        self._write(obs, hand, rows, seat, tails)
+        if self.wide or final:
+            scores = self.scores if rows is self.rows else b.take_rows(self.scores, rows)
+            if self._needs_wide(scores, final):
+                self._wide_fix(obs, scores, seat)
         if self.history:
             self._write_history(full, rows, seat)
         return full
 
-    def every_seat_observations(self) -> Any:
-        """(B, n, obs_width) float32: every seat's observation of every game as it stands."""
-        rows = self.t_game_rep.reshape(-1)
-        full = self.observations_of(rows, self.t_seat_rep[: int(rows.shape[0])])
-        return full.reshape(self.num_envs, self.n, self.obs_width)
+    def _needs_wide(self, scores: Any, final: bool) -> bool:
+        """Whether a score or the target of these rows (``scores`` (M, n)) is above 255
+        and must be rewritten as a float (``_wide_fix``). In play, ``self.wide`` answers:
+        it is set by a target above 255 and, for good, by a score above 255 dealt into
+        play; otherwise every score in play stays below the target (the first side to reach
+        it ends the episode). A final position may hold a score above 255 below such a
+        target (the hand that reached it), so its scores are read."""
+        return bool(self.wide) or (final and self.b.any(scores > 255))
 
     def _init_to_act_tables(self) -> None:
         """``t_to_act_rel`` (n, W): by relative seat r, the tail words with only the to_act
