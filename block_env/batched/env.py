@@ -191,7 +191,7 @@ class BatchedEnv:
             self._sample_rng = self.backend.make_rng(None if derived is None else derived >> 1)
         self._ready = True
         obs, mask = self.engine.observe()
-        return self._out((obs, mask, self.compute.copy(self.engine.current)))
+        return self.hand_out((obs, mask, self.compute.copy(self.engine.current)))
 
     def step(self, actions: Any) -> tuple[Any, Any, Any, Any, Any, dict[str, Any]]:
         """One action per game; returns (obs, mask, seat, rewards, terminated, info)."""
@@ -201,16 +201,23 @@ class BatchedEnv:
         rewards, terminated, info = self.engine.step(acts)
         obs, mask = self.engine.observe()
         seat = self.compute.copy(self.engine.current)
-        return self._out((obs, mask, seat, rewards, terminated, info))
+        return self.hand_out((obs, mask, seat, rewards, terminated, info))
 
     @property
     def kernels(self) -> str:
         """What the engine computes with: "numba", "numpy" or "torch" (see ``kernels=``)."""
         return "numba" if self.engine.compiled is not None else self.compute.kernels
 
-    def _out(self, arrays: tuple) -> tuple:
-        """The arrays handed out: as they are, or (numpy kernels behind the torch backend)
-        as torch tensors sharing their memory (they are new on every call)."""
+    @property
+    def ready(self) -> bool:
+        """Whether a position is set up (``reset`` was called, or a ready state loaded):
+        ``step`` and ``sample_actions()`` without a mask need one."""
+        return self._ready
+
+    def hand_out(self, arrays: tuple) -> tuple:
+        """The compute backend's ``arrays`` (and dicts of arrays) as handed out: as they
+        are, or (numpy kernels behind the torch backend) as torch tensors sharing their
+        memory. For views on top of the engine, as ``BatchedParallelEnv``."""
         if not self._wrap:
             return arrays
         from_numpy = self.backend.torch.from_numpy
@@ -218,6 +225,12 @@ class BatchedEnv:
             {k: from_numpy(v) for k, v in x.items()} if isinstance(x, dict) else from_numpy(x)
             for x in arrays
         )
+
+    def to_compute(self, array: Any) -> Any:
+        """An array handed out as the compute backend's (the inverse of ``hand_out``): the
+        numpy array behind a tensor where numpy kernels run behind the torch backend, else
+        ``array`` itself."""
+        return array.numpy() if self._wrap else array
 
     def sample_actions(self, mask: Any = None) -> Any:
         """A uniformly random legal action per game, drawn in the backend (no copy to the

@@ -24,7 +24,8 @@ out, bit for bit, what B ``parallel_env`` games would
   ``info["final_index"]`` (what ``parallel_env`` returns on the step that ends the episode;
   every seat's mask there is ``{WAIT}``);
 * ``state()`` (B, state_dim) float32: each game's privileged full position, as
-  ``parallel_env.state()``.
+  ``parallel_env.state()``; ``state_from_observations(obs)`` the same from every seat's
+  observations handed out (the final positions' ``info["final_obs"]`` among them).
 
 A step with bad actions (wrong shape or type, a wait from the seat to act, anything but the
 wait from another seat, an illegal or out-of-range action) raises ValueError naming the game
@@ -120,45 +121,64 @@ class BatchedParallelEnv:
         """A new episode in every game (``BatchedEnv.reset``'s seeds and options); returns
         (obs (B, n, D), mask (B, n, 2T+2), seat (B,))."""
         self.env.reset(seed=seed, options=options)
-        return self._out((*self._views(), self.compute.copy(self.engine.current)))
+        return self.env.hand_out((*self._views(), self.compute.copy(self.engine.current)))
 
     def step(self, actions: Any) -> tuple[Any, Any, Any, Any, Any, dict[str, Any]]:
         """``actions`` (B, n) by seat: the seat to act's move, ``WAIT`` for the others.
         Returns (obs, mask, seat, rewards (B, n), terminated (B, n), info)."""
-        if not self.env._ready:
+        if not self.env.ready:
             raise RuntimeError("call reset() before step()")
         moves = self._checked(actions)
         rewards, terminated, info = self.engine.step(moves)
         obs, mask = self._views()
         seat = self.compute.copy(self.engine.current)
         by_seat = terminated[:, None] & (self.engine.seats[None, :] >= 0)  # (B, n)
-        return self._out((obs, mask, seat, rewards, by_seat, info))
+        return self.env.hand_out((obs, mask, seat, rewards, by_seat, info))
 
     def state(self) -> Any:
         """(B, state_dim) float32: every game's privileged full position (every hand, then
         seat 0's observation), as ``parallel_env.state()``."""
-        if not self.env._ready:
+        if not self.env.ready:
             raise RuntimeError("call reset() before state()")
         b, e = self.compute, self.engine
-        t = self.config.tiles.num_tiles
-        lay = obs_layout(self.config)
-        out = b.zeros((self.num_envs, lay.state_dim), "f32")
         held = (e.hands[:, :, None] >> e.t_shifts28[None, None, :]) & 1  # (B, n, T)
-        out[:, : self.num_players * t] = b.f32(held.reshape(self.num_envs, -1))
         seat0 = e.observations_of(e.rows, e.rows * 0)
+        out = self._lay_out_state(b, b.f32(held.reshape(self.num_envs, -1)), seat0)
+        return self.env.hand_out((out,))[0]
+
+    def state_from_observations(self, obs: Any) -> Any:
+        """(K, state_dim) float32: the ``state()`` of K games from every seat's observation
+        of them, ``obs`` (K, n, D) as handed out (``reset``/``step``'s ``obs``, or
+        ``info["final_obs"]`` for the final positions): each seat's own ``hand`` field, then
+        seat 0's observation. ValueError for another shape."""
+        lay = obs_layout(self.config)
+        expected = (self.num_players, self.obs_dim)
+        if len(obs.shape) != 3 or tuple(obs.shape[1:]) != expected:
+            raise ValueError(
+                f"obs must have shape (K, {expected[0]}, {expected[1]}): every seat's "
+                f"observation of K games; got {tuple(obs.shape)}"
+            )
+        hands = obs[:, :, lay.fields["hand"]].reshape(int(obs.shape[0]), -1)
+        return self._lay_out_state(self.env.backend, hands, obs[:, 0])
+
+    def _lay_out_state(self, b: Any, hands: Any, seat0: Any) -> Any:
+        """(K, state_dim) float32 in backend ``b``, laid out as ``parallel_env.state()``:
+        the seats' hands ``hands`` (K, n T) as 0/1, zeros up to four seats, then seat 0's
+        observation (the first ``dim`` columns of ``seat0`` (K, D))."""
+        lay = obs_layout(self.config)
+        out = b.zeros((int(hands.shape[0]), lay.state_dim), "f32")
+        out[:, : hands.shape[1]] = hands
         out[:, lay.state_dim - lay.dim :] = seat0[:, : lay.dim]
-        return self._out((out,))[0]
+        return out
 
     def sample_actions(self) -> Any:
         """(B, n) actions: a uniformly random legal move of the seat to act in each game
         (``BatchedEnv.sample_actions()``'s draw), ``WAIT`` for every other seat."""
-        moves = self.env.sample_actions()
-        if self.env._wrap:
-            moves = moves.numpy()
+        moves = self.env.to_compute(self.env.sample_actions())
         b, e = self.compute, self.engine
         out = b.zeros(self.num_envs * self.num_players, "i64") + self.wait
         b.put(out, e.row_base + e.current, moves)
-        return self._out((out.reshape(self.num_envs, self.num_players),))[0]
+        return self.env.hand_out((out.reshape(self.num_envs, self.num_players),))[0]
 
     # -- the views ------------------------------------------------------------------------
 
@@ -177,9 +197,6 @@ class BatchedParallelEnv:
         acting[:, : self.wait] = b.unpack_mask(e.legal, self.wait)
         b.put_rows(mask, e.row_base + e.current, acting)
         return obs, mask.reshape(self.num_envs, self.num_players, self.num_actions)
-
-    def _out(self, arrays: tuple) -> tuple:
-        return self.env._out(arrays)
 
     # -- input checks ---------------------------------------------------------------------
 

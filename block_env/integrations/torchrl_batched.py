@@ -45,7 +45,6 @@ from torchrl.envs import EnvBase
 
 from block_env.batched.parallel import BatchedParallelEnv
 from block_env.env import INFO_KEYS
-from block_env.observation import obs_layout
 
 __all__ = ["BatchedBlockEnv", "default_group_map"]
 
@@ -57,6 +56,7 @@ _tensordict = getattr(TensorDict, "_new_unsafe", TensorDict)
 # the infos of a step that ends no hand (and of a reset), as the AEC env gives them
 _NO_WINNER = {"hand_winner": -1.0, "match_winner": -1.0}
 _PER_SEAT = ("hand_pips", "hand_points", "match_winners")  # (n,) per seat; the rest scalars
+_DONE = ("done", "terminated", "truncated")  # the done keys, per group and per game
 
 
 def default_group_map(num_players: int, partnership: bool) -> dict[str, list[str]]:
@@ -162,7 +162,7 @@ class BatchedBlockEnv(EnvBase):
                 reward=Unbounded(shape=(*shape, 1), dtype=torch.float32, device=dev), shape=shape
             )
             done[group] = Composite(
-                {k: Categorical(shape=(*shape, 1), **flag) for k in self._DONE}, shape=shape
+                {k: Categorical(shape=(*shape, 1), **flag) for k in _DONE}, shape=shape
             )
         observation["state"] = Bounded(
             low=torch.as_tensor(state_box.low).expand(b, -1),
@@ -171,13 +171,11 @@ class BatchedBlockEnv(EnvBase):
             dtype=torch.float32,
             device=dev,
         )
-        done.update({k: Categorical(shape=(b, 1), **flag) for k in self._DONE})
+        done.update({k: Categorical(shape=(b, 1), **flag) for k in _DONE})
         self.full_observation_spec = Composite(observation, shape=(b,))
         self.full_action_spec = Composite(action, shape=(b,))
         self.full_reward_spec = Composite(reward, shape=(b,))
         self.full_done_spec = Composite(done, shape=(b,))
-
-    _DONE = ("done", "terminated", "truncated")
 
     def _info_shape(self, shape: tuple[int, int], key: str) -> tuple[int, ...]:
         return (*shape, self.game.num_players) if key in _PER_SEAT else shape
@@ -225,7 +223,7 @@ class BatchedBlockEnv(EnvBase):
             obs, mask, state = obs.clone(), mask.clone(), state.clone()
             obs[ended] = final
             mask[ended] = True
-            state[ended] = self._state_of(final)
+            state[ended] = self.game.state_from_observations(final)
         return self._out(obs, mask, state, self._step_infos(info), rewards, terminated)
 
     # -- the views ------------------------------------------------------------------------
@@ -233,24 +231,12 @@ class BatchedBlockEnv(EnvBase):
     def _view(self, obs: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, ...]:
         """Keep the engine's current position (obs, bool masks, state) for the next reset,
         and show its legal actions to the action spec (what ``rand_action`` draws from)."""
-        live = (obs, mask.bool(), self._state_of(obs))
+        live = (obs, mask.bool(), self.game.state_from_observations(obs))
         self._live = live
         spec = self.full_action_spec
         for group, index in self._index.items():
             spec[group, "action"].update_mask(live[1][:, index])
         return live
-
-    def _state_of(self, obs: torch.Tensor) -> torch.Tensor:
-        """(K, state_dim): the privileged position of games from every seat's observation
-        (K, n, D): the seats' hands (each seat's own ``hand`` field), then seat 0's
-        observation, as ``parallel_env.state()`` lays them out."""
-        lay = obs_layout(self.game.config)
-        k, n = obs.shape[:2]
-        hand = lay.fields["hand"]
-        out = torch.zeros((k, lay.state_dim), dtype=torch.float32, device=obs.device)
-        out[:, : n * lay.num_tiles] = obs[:, :, hand].reshape(k, -1)
-        out[:, lay.state_dim - lay.dim :] = obs[:, 0, : lay.dim]
-        return out
 
     def _step_infos(self, info: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
         return {k: info[k].to(torch.float32) for k in INFO_KEYS}
