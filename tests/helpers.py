@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from agents.baselines import RuleAgent
+from block_env.observation import obs_layout
 from block_env.tiles import STANDARD_TILES, iter_tiles
 
 CONFIGS = [
@@ -204,3 +206,35 @@ class Dealt:
     def permutation(self, num_tiles: int) -> np.ndarray:
         assert num_tiles == len(self.order)
         return self.order.copy()
+
+
+def rule_bot_positions(
+    env: Any, seeds: Iterable[int], rng: np.random.Generator, rows: int | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """(observations, masks) of every decision of ``env`` (an AEC env of single hands)
+    reset with each of ``seeds`` in turn, until ``rows`` are collected (all of them when
+    None; the first ``rows`` then). A random half of the seats, drawn from ``rng`` each hand,
+    is played by the rule bot (so its own lines of play appear; it reads the plain
+    observation, the prefix of an information state), the rest uniformly at random."""
+    config = env.unwrapped.config
+    plain = obs_layout(config).dim
+    bot = RuleAgent()
+    obs: list[np.ndarray] = []
+    masks: list[np.ndarray] = []
+    for seed in seeds:
+        if rows is not None and len(obs) >= rows:
+            break
+        env.reset(seed=seed)
+        ruled = rng.random(config.num_players) < 0.5
+        for agent in env.agent_iter():
+            o, _, term, trunc, _ = env.last()
+            if term or trunc:
+                env.step(None)
+                continue
+            obs.append(o["observation"])
+            masks.append(o["action_mask"])
+            seat = int(agent.rsplit("_", 1)[1])
+            legal = np.flatnonzero(o["action_mask"])
+            seen = {"observation": o["observation"][:plain], "action_mask": o["action_mask"]}
+            env.step(bot.act(seen) if ruled[seat] else int(rng.choice(legal)))
+    return np.stack(obs[:rows]), np.stack(masks[:rows])

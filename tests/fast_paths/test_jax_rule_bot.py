@@ -9,6 +9,7 @@ through its plain prefix). At every position the JAX rule bot must pick
 
 from __future__ import annotations
 
+import itertools
 import os
 
 import numpy as np
@@ -19,12 +20,12 @@ if os.environ.get("BLOCK_ENV_REQUIRE_JAX"):  # the extra CI script: missing JAX 
 else:
     jax = pytest.importorskip("jax")
 
+from helpers import rule_bot_positions  # noqa: E402
+
 import block_env  # noqa: E402
-from agents.baselines import DEFAULT_WEIGHTS, RuleAgent, greedy_actions, rule_actions  # noqa: E402
-from block_env.config import BlockConfig  # noqa: E402
+from agents.baselines import DEFAULT_WEIGHTS, greedy_actions, rule_actions  # noqa: E402
 from block_env.jax import make  # noqa: E402
 from block_env.jax.rule_bot import RULE_WEIGHTS, greedy_bot, rule_bot  # noqa: E402
-from block_env.observation import obs_layout  # noqa: E402
 
 ROWS = 4096  # positions per configuration (one compiled shape)
 
@@ -51,33 +52,8 @@ CONFIGS = [
 def positions(config: dict, rows: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """(observations, masks) of the first ``rows`` decisions of random hands."""
     env = block_env.raw_env(episode="hand", **config)
-    rng = np.random.default_rng(seed)
-    bot = RuleAgent()
-    plain = env.unwrapped.config
-    obs, masks = [], []
-    game = 0
-    while len(obs) < rows:
-        env.reset(seed=seed * 100_000 + game)
-        game += 1
-        ruled = rng.random(plain.num_players) < 0.5
-        for agent in env.agent_iter():
-            o, _, term, trunc, _ = env.last()
-            if term or trunc:
-                env.step(None)
-                continue
-            obs.append(o["observation"])
-            masks.append(o["action_mask"])
-            seat = int(agent.rsplit("_", 1)[1])
-            legal = np.flatnonzero(o["action_mask"])
-            dim = len(o["observation"])
-            plain_obs = {"observation": o["observation"][: _plain_dim(plain, dim)]}
-            move = bot.act(plain_obs | {"action_mask": o["action_mask"]})
-            env.step(move if ruled[seat] else int(rng.choice(legal)))
-    return np.stack(obs[:rows]), np.stack(masks[:rows])
-
-
-def _plain_dim(config: BlockConfig, dim: int) -> int:
-    return min(dim, obs_layout(config).dim)
+    seeds = (seed * 100_000 + game for game in itertools.count())
+    return rule_bot_positions(env, seeds, np.random.default_rng(seed), rows)
 
 
 @pytest.mark.parametrize("config", CONFIGS, ids=lambda c: "-".join(f"{v}" for v in c.values()))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers import rule_bot_positions
 
 import block_env
 from agents.baselines import RuleAgent, rule_actions
@@ -32,23 +33,8 @@ def positions(num_players, partnership, max_pip, hand_size, games, seed):
     env = block_env.raw_env(
         num_players=num_players, partnership=partnership, max_pip=max_pip, episode="hand", **kw
     )
-    rng = np.random.default_rng(seed)
-    bot = RuleAgent()
-    obs, masks = [], []
-    for g in range(games):
-        env.reset(seed=seed * 1000 + g)
-        ruled = rng.random(num_players) < 0.5
-        for agent in env.agent_iter():
-            o, _, term, trunc, _ = env.last()
-            if term or trunc:
-                env.step(None)
-                continue
-            obs.append(o["observation"])
-            masks.append(o["action_mask"])
-            seat = int(agent.rsplit("_", 1)[1])
-            legal = np.flatnonzero(o["action_mask"])
-            env.step(bot.act(o) if ruled[seat] else int(rng.choice(legal)))
-    return np.stack(obs), np.stack(masks)
+    seeds = (seed * 1000 + g for g in range(games))
+    return rule_bot_positions(env, seeds, np.random.default_rng(seed))
 
 
 @pytest.mark.parametrize("config", CONFIGS, ids=lambda c: "n{}{}-pip{}-k{}".format(*c))
